@@ -1,0 +1,137 @@
+"""The audit log: one JSON line per invocation attempt, written before the call returns.
+
+Each record is a single `os.write` to a file opened with O_APPEND, so a process killed
+mid-run leaves whole lines behind, never a torn one, and concurrent writers interleave
+by line.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+Outcome = Literal[
+    "unknown",
+    "denied",
+    "invalid",
+    "pending_confirmation",
+    "approved",
+    "declined",
+    "refused",
+    "executed",
+    "failed",
+]
+
+Redactor = Callable[[str, Mapping[str, Any]], Mapping[str, Any]]
+"""(tool name, parameters) -> the parameters as they may be written to the log."""
+
+_SECRET_KEY = re.compile(r"pass(word)?|secret|token|api[_-]?key|authorization|credential|cookie", re.I)
+_MAX_VALUE = 200
+
+
+def redact_secrets(tool: str, params: Mapping[str, Any]) -> Mapping[str, Any]:
+    """Default redaction: hide values of secret-looking keys and cut long strings."""
+
+    def clean(key: str, value: Any) -> Any:
+        if _SECRET_KEY.search(key):
+            return "[redacted]"
+        if isinstance(value, str) and len(value) > _MAX_VALUE:
+            return value[:_MAX_VALUE] + f"...[{len(value)} chars]"
+        if isinstance(value, Mapping):
+            return {str(k): clean(str(k), v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [clean(key, v) for v in value[:50]]
+        return value
+
+    return {str(k): clean(str(k), v) for k, v in params.items()}
+
+
+@dataclass(frozen=True)
+class AuditRecord:
+    time: float
+    principal: str
+    session: str
+    call_id: str
+    tool: str
+    outcome: Outcome
+    duration_ms: float
+    error_code: str | None = None
+    params: Mapping[str, Any] | None = None
+
+
+class AuditSink(Protocol):
+    def write(self, record: AuditRecord) -> None: ...
+
+
+class JsonlAuditLog:
+    """Appends records to a JSONL file readable only by its owner."""
+
+    def __init__(self, path: Path | str, *, fsync: bool = False) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._fsync = fsync
+        self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+
+    def write(self, record: AuditRecord) -> None:
+        line = json.dumps(asdict(record), ensure_ascii=False, default=str, separators=(",", ":")) + "\n"
+        os.write(self._fd, line.encode())
+        if self._fsync:
+            os.fsync(self._fd)
+
+    def close(self) -> None:
+        os.close(self._fd)
+
+
+class MemoryAuditLog:
+    """Keeps records in a list; for hosts that ship them elsewhere, and for tests."""
+
+    def __init__(self) -> None:
+        self.records: list[AuditRecord] = []
+        self._lock = threading.Lock()
+
+    def write(self, record: AuditRecord) -> None:
+        with self._lock:
+            self.records.append(record)
+
+
+class Auditor:
+    """Builds records (time, redaction) and hands them to a sink."""
+
+    def __init__(self, sink: AuditSink | None, redact: Redactor = redact_secrets) -> None:
+        self.sink = sink
+        self.redact = redact
+
+    def log(
+        self,
+        *,
+        principal: str,
+        session: str,
+        call_id: str,
+        tool: str,
+        outcome: Outcome,
+        duration_ms: float = 0.0,
+        error_code: str | None = None,
+        params: Mapping[str, Any] | None = None,
+    ) -> None:
+        if self.sink is None:
+            return
+        self.sink.write(
+            AuditRecord(
+                time=time.time(),
+                principal=principal,
+                session=session,
+                call_id=call_id,
+                tool=tool,
+                outcome=outcome,
+                duration_ms=round(duration_ms, 3),
+                error_code=error_code,
+                params=None if params is None else self.redact(tool, params),
+            )
+        )

@@ -1,0 +1,86 @@
+"""The catalog: every registered tool, indexed by name, category and action."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from types import MappingProxyType
+from typing import Any
+
+from .definition import ToolDefinition, definition_from_function, definition_problems
+from .errors import RegistrationError
+
+Registrable = ToolDefinition | Callable[..., Any]
+
+
+class Catalog:
+    """A set of tool definitions with deterministic, sorted indexes.
+
+    `by_name`, `by_category` and `by_action` are read-only maps rebuilt on each
+    registration, sorted by key and, within a key, by tool name.
+    """
+
+    def __init__(self, tools: Iterable[Registrable] = ()) -> None:
+        self._tools: dict[str, ToolDefinition] = {}
+        self.by_name: Mapping[str, ToolDefinition] = MappingProxyType({})
+        self.by_category: Mapping[str, tuple[str, ...]] = MappingProxyType({})
+        self.by_action: Mapping[str, tuple[str, ...]] = MappingProxyType({})
+        self.version = 0
+        self.register(*tools)
+
+    def register(self, *items: Registrable) -> None:
+        """Add tools (definitions or @tool functions). All or nothing.
+
+        Raises:
+            RegistrationError: listing every problem in every item; nothing was added.
+        """
+        problems: list[str] = []
+        built: list[ToolDefinition] = []
+        for item in items:
+            if isinstance(item, ToolDefinition):
+                found = definition_problems(item)
+                definition = None if found else item
+            else:
+                definition, found = definition_from_function(item)
+            problems.extend(found)
+            if definition is not None:
+                built.append(definition)
+        counts = Counter(d.name for d in built)
+        for name, n in sorted(counts.items()):
+            if n > 1:
+                problems.append(f"{name}: defined {n} times")
+            elif name in self._tools:
+                problems.append(f"{name}: already registered")
+        if problems:
+            raise RegistrationError(problems)
+        for d in built:
+            self._tools[d.name] = d
+        self._reindex()
+
+    def _reindex(self) -> None:
+        ordered = dict(sorted(self._tools.items()))
+        by_category: dict[str, list[str]] = {}
+        by_action: dict[str, list[str]] = {}
+        for name, d in ordered.items():
+            by_category.setdefault(d.category, []).append(name)
+            by_action.setdefault(d.action, []).append(name)
+        self.by_name = MappingProxyType(ordered)
+        self.by_category = MappingProxyType({k: tuple(v) for k, v in sorted(by_category.items())})
+        self.by_action = MappingProxyType({k: tuple(v) for k, v in sorted(by_action.items())})
+        self.version += 1
+
+    def get(self, name: str) -> ToolDefinition | None:
+        return self._tools.get(name)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._tools
+
+    def __iter__(self) -> Iterator[ToolDefinition]:
+        return iter(self.by_name.values())
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+    def merge(self, other: Catalog) -> None:
+        """Add every tool of another catalog (all or nothing)."""
+        self.register(*other)

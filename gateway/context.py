@@ -1,0 +1,98 @@
+"""What every call carries (the context) and what it returns (the result). Both immutable."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Literal, TypeVar
+
+from .errors import UserError
+
+T = TypeVar("T")
+
+_EMPTY: Mapping[Any, Any] = MappingProxyType({})
+
+
+@dataclass(frozen=True, slots=True)
+class Principal:
+    """Who is calling: a user or service identity and the roles it holds."""
+
+    id: str = "local"
+    roles: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True, slots=True)
+class ToolContext:
+    """The immutable context of one call, handed to handlers and permission checks."""
+
+    principal: Principal = Principal()
+    session_id: str = "default"
+    cwd: str = "."
+    call_id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
+    resources: Mapping[type, object] = field(default_factory=lambda: _EMPTY)
+
+    def require(self, kind: type[T]) -> T:
+        """The resource the host registered for `kind` (a backend, a client).
+
+        Raises:
+            UserError: the host did not provide one, a wiring mistake.
+        """
+        value = self.resources.get(kind)
+        if value is None:
+            raise UserError(f"no resource of type {kind.__name__} was provided to the gateway")
+        if not isinstance(value, kind):
+            raise UserError(f"resource registered for {kind.__name__} is a {type(value).__name__}")
+        return value
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """One thing wrong with a call's arguments: where, and what."""
+
+    loc: str
+    msg: str
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorInfo:
+    """A model-facing error: a stable code, a message, the problems and one next step."""
+
+    code: str
+    message: str
+    next_step: str
+    problems: tuple[Problem, ...] = ()
+    suggestions: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class PendingConfirmation:
+    """A destructive call waiting for a human: what it will do and how to refer to it."""
+
+    pending_id: str
+    tool: str
+    preview: str
+    parameters: Mapping[str, Any]
+    principal: str
+    expires_at: float
+
+
+Status = Literal["ok", "error", "confirmation_required"]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResult:
+    """The outcome of one invocation: output or error, and how long it took."""
+
+    tool: str
+    call_id: str
+    status: Status
+    output: Any = None
+    error: ErrorInfo | None = None
+    pending: PendingConfirmation | None = None
+    duration_ms: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"

@@ -1,0 +1,273 @@
+"""Tool definitions: one vendor-neutral description of a tool, and the decorator that makes one."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from types import MappingProxyType
+from typing import Any, TypeVar, get_type_hints
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic.json_schema import GenerateJsonSchema, JsonSchemaMode
+from pydantic_core import CoreSchema
+
+from .actions import ACTIONS, normalize_action
+from .context import ToolContext
+from .names import NAME_PATTERN, name_problem
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+PARAMS_CONFIG = ConfigDict(extra="forbid", str_strip_whitespace=False, use_attribute_docstrings=True)
+"""Model config every params model should use: unknown fields are errors, docstrings document fields."""
+
+MAX_SUMMARY_LENGTH = 160
+
+Handler = Callable[..., Any | Awaitable[Any]]
+PermissionCheck = Callable[[BaseModel, ToolContext], str | None]
+"""Sees the validated parameters and the context; returns a refusal reason, or None to allow."""
+
+_SPEC_ATTR = "__gateway_tool__"
+
+
+class _CleanSchema(GenerateJsonSchema):
+    """JSON schema without the noisy auto-generated titles."""
+
+    def field_title_should_be_set(self, schema: Any) -> bool:
+        return False
+
+    def nullable_schema(self, schema: Any) -> dict[str, Any]:
+        # An optional field is simply omitted; "anyOf [T, null]" only costs the model tokens.
+        return self.generate_inner(schema["schema"])
+
+    def default_schema(self, schema: Any) -> dict[str, Any]:
+        result = super().default_schema(schema)
+        if result.get("default", 0) is None:
+            result.pop("default")
+        return result
+
+    def generate(self, schema: CoreSchema, mode: JsonSchemaMode = "validation") -> dict[str, Any]:
+        result = super().generate(schema, mode)
+        result.pop("title", None)
+        for sub in result.get("$defs", {}).values():
+            sub.pop("title", None)
+        return result
+
+
+def params_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """The JSON schema a model sees for a params model."""
+    return model.model_json_schema(schema_generator=_CleanSchema)
+
+
+class NoParams(BaseModel):
+    """Params model of a tool that takes no arguments."""
+
+    model_config = PARAMS_CONFIG
+
+
+@dataclass(frozen=True, eq=False)
+class ToolDefinition:
+    """Everything the gateway knows about one tool.
+
+    Flags fail closed: a tool that does not say it is read-only is treated as
+    destructive (it needs confirmation) and as unsafe to run concurrently.
+    """
+
+    name: str
+    category: str
+    action: str
+    summary: str
+    description: str
+    params: type[BaseModel]
+    handler: Handler
+    read_only: bool = False
+    destructive: bool | None = None
+    concurrency_safe: bool = False
+    verb: str = ""
+    tags: tuple[str, ...] = ()
+    examples: tuple[Mapping[str, Any], ...] = ()
+    timeout: float | None = None
+    permission: PermissionCheck | None = None
+    prompt: str | None = None
+    metadata: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+
+    @property
+    def is_destructive(self) -> bool:
+        if self.destructive is None:
+            return not self.read_only
+        return self.destructive
+
+    @property
+    def flags(self) -> tuple[str, ...]:
+        """Flag names in a fixed order, for compact listings."""
+        out = []
+        if self.read_only:
+            out.append("read_only")
+        if self.is_destructive:
+            out.append("destructive")
+        if self.concurrency_safe:
+            out.append("concurrency_safe")
+        return tuple(out)
+
+    @cached_property
+    def json_schema(self) -> dict[str, Any]:
+        return params_schema(self.params)
+
+    @cached_property
+    def is_async(self) -> bool:
+        return inspect.iscoroutinefunction(self.handler)
+
+    @cached_property
+    def takes_context(self) -> bool:
+        positional = [
+            p
+            for p in inspect.signature(self.handler).parameters.values()
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+        ]
+        return len(positional) >= 2
+
+    def example(self) -> Mapping[str, Any] | None:
+        return self.examples[0] if self.examples else None
+
+
+def tool(
+    *,
+    category: str,
+    action: str | None = None,
+    name: str | None = None,
+    summary: str | None = None,
+    description: str | None = None,
+    read_only: bool = False,
+    destructive: bool | None = None,
+    concurrency_safe: bool = False,
+    tags: Sequence[str] = (),
+    examples: Sequence[Mapping[str, Any]] = (),
+    timeout: float | None = None,
+    permission: PermissionCheck | None = None,
+    prompt: str | None = None,
+) -> Callable[[F], F]:
+    """Mark a function as a tool. The function is returned unchanged; register it with a Catalog.
+
+    The function takes a params model instance (its first parameter's annotation is the
+    params model) and optionally a `ToolContext`. The docstring's first line is the
+    summary and the whole docstring the description, unless given here.
+    """
+
+    def mark(fn: F) -> F:
+        setattr(
+            fn,
+            _SPEC_ATTR,
+            {
+                "category": category,
+                "action": action,
+                "name": name,
+                "summary": summary,
+                "description": description,
+                "read_only": read_only,
+                "destructive": destructive,
+                "concurrency_safe": concurrency_safe,
+                "tags": tuple(tags),
+                "examples": tuple(examples),
+                "timeout": timeout,
+                "permission": permission,
+                "prompt": prompt,
+            },
+        )
+        return fn
+
+    return mark
+
+
+def definition_from_function(fn: Callable[..., Any]) -> tuple[ToolDefinition | None, list[str]]:
+    """Build the definition of a decorated function, or say every reason it cannot be built."""
+    label = getattr(fn, "__qualname__", repr(fn))
+    spec = getattr(fn, _SPEC_ATTR, None)
+    if spec is None:
+        return None, [f"{label}: not decorated with @tool"]
+    problems: list[str] = []
+    doc = inspect.getdoc(fn) or ""
+    summary = spec["summary"] or (doc.strip().splitlines()[0] if doc.strip() else "")
+    description = spec["description"] or doc
+    params: Any = NoParams
+    try:
+        sig = inspect.signature(fn)
+        first = next(iter(sig.parameters.values()), None)
+        if first is not None:
+            params = get_type_hints(fn).get(first.name, first.annotation)
+    except (NameError, TypeError) as exc:
+        problems.append(f"{label}: cannot read the params annotation ({exc})")
+    verb = spec["action"] or _verb_from_name(spec["name"] or fn.__name__)
+    definition = ToolDefinition(
+        name=spec["name"] or fn.__name__,
+        category=spec["category"],
+        action=normalize_action(verb) or verb,
+        verb=verb,
+        summary=summary,
+        description=description,
+        params=params,
+        handler=fn,
+        read_only=spec["read_only"],
+        destructive=spec["destructive"],
+        concurrency_safe=spec["concurrency_safe"],
+        tags=spec["tags"],
+        examples=spec["examples"],
+        timeout=spec["timeout"],
+        permission=spec["permission"],
+        prompt=spec["prompt"],
+    )
+    problems.extend(definition_problems(definition))
+    return (None if problems else definition), problems
+
+
+def _verb_from_name(name: str) -> str:
+    for part in name.split("_"):
+        if normalize_action(part):
+            return part
+    return name
+
+
+def definition_problems(d: ToolDefinition) -> list[str]:
+    """Every reason a definition is unusable; empty when it is fine."""
+    label = d.name if isinstance(d.name, str) and d.name else "<unnamed tool>"
+    problems: list[str] = []
+
+    def bad(msg: str) -> None:
+        problems.append(f"{label}: {msg}")
+
+    if (p := name_problem(d.name)) is not None:
+        bad(p)
+    if not isinstance(d.category, str) or not NAME_PATTERN.match(d.category):
+        bad(f"category {d.category!r} must match [a-z0-9_]+")
+    if d.action not in ACTIONS:
+        bad(f"action {d.action!r} is not in the vocabulary ({', '.join(ACTIONS)}); map the verb onto one")
+    if not d.summary or not d.summary.strip():
+        bad("missing summary (the docstring's first line or summary=...)")
+    elif "\n" in d.summary.strip() or len(d.summary) > MAX_SUMMARY_LENGTH:
+        bad(f"summary must be one line of at most {MAX_SUMMARY_LENGTH} characters")
+    if not d.description or not d.description.strip():
+        bad("missing description (a docstring or description=...)")
+    if d.read_only and d.destructive:
+        bad("cannot be both read_only and destructive")
+    if not callable(d.handler):
+        bad("handler is not callable")
+    if d.timeout is not None and d.timeout <= 0:
+        bad("timeout must be positive")
+    if not (isinstance(d.params, type) and issubclass(d.params, BaseModel)):
+        bad(f"params must be a pydantic BaseModel subclass, got {d.params!r}")
+        return problems
+    if d.params.model_config.get("extra") != "forbid":
+        bad(f"params model {d.params.__name__} must set extra='forbid' (use PARAMS_CONFIG)")
+    for field_name, info in d.params.model_fields.items():
+        if not (info.description and info.description.strip()):
+            bad(f"parameter {field_name!r} has no description (the model reads it)")
+    try:
+        params_schema(d.params)
+    except Exception as exc:  # any failure here is a schema problem to report, not to crash on
+        bad(f"params model {d.params.__name__} has no JSON schema ({type(exc).__name__}: {exc})")
+    for i, example in enumerate(d.examples):
+        try:
+            d.params.model_validate(example)
+        except ValidationError as exc:
+            bad(f"example {i} does not validate: {exc.error_count()} error(s)")
+    return problems

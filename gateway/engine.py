@@ -1,0 +1,480 @@
+"""The gateway: one chokepoint where every call is resolved, validated, checked, confirmed, run and audited.
+
+resolve (policy) -> parse -> validate -> permission -> confirm -> run -> result
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import binascii
+import dataclasses
+import hashlib
+import json
+import logging
+import math
+import time
+from collections.abc import Awaitable, Collection, Mapping
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from .audit import Auditor, AuditSink, Outcome, Redactor, redact_secrets
+from .catalog import Catalog
+from .confirmation import ConfirmationGate, NeedsConfirmation, Proceed, Refused
+from .context import ErrorInfo, PendingConfirmation, Principal, Problem, ToolContext, ToolResult
+from .definition import ToolDefinition
+from .errors import ToolFailed, ToolInputError, UnknownTool
+from .names import closest_names
+from .policy import Policy
+from .rendering import problems_from_validation, safe_text, to_jsonable
+from .search import SearchIndex
+
+log = logging.getLogger("gateway")
+T = TypeVar("T")
+
+DEFAULT_TIMEOUT_SECONDS = 60.0
+MAX_PARAMETER_BYTES = 100_000
+MAX_DISCOVER_LIMIT = 50
+
+_NEXT_STEP = {
+    "not_found": "Check the id: search or list to find the right item, then call again with it.",
+    "conflict": "Read the current state and adapt the call; retrying it unchanged will fail again.",
+    "invalid": "Change the request as the message says; retrying it unchanged will fail again.",
+    "permission_denied": "Do not retry; tell the user this action is not permitted.",
+    "unavailable": "The service is unavailable; tell the user and try again later.",
+    "timeout": "The tool took too long; narrow the request or tell the user it timed out.",
+    "declined": "Do not retry; ask the user what to do instead.",
+    "internal": "The tool failed unexpectedly; do not retry unchanged, tell the user.",
+}
+
+
+class _CallError(Exception):
+    """Internal: a model-facing error on its way to a ToolResult."""
+
+    def __init__(self, info: ErrorInfo, outcome: Outcome) -> None:
+        self.info = info
+        self.outcome = outcome
+
+
+def _elapsed_ms(start: float) -> float:
+    return (time.perf_counter() - start) * 1000
+
+
+def run_sync(awaitable: Awaitable[T]) -> T:
+    """Run a gateway coroutine from synchronous code (no event loop running)."""
+
+    async def wrap() -> T:
+        return await awaitable
+
+    return asyncio.run(wrap())
+
+
+class Gateway:
+    """Serves a catalog to a model through the three meta-tools, and to hosts directly.
+
+    Args:
+        catalog: the tools to serve.
+        resources: objects handlers `require` from their context (backends, clients).
+        policy: allow/deny rules; a denied tool is invisible.
+        gate: the confirmation gate for destructive tools.
+        audit: where invocation records go (None: nowhere).
+        redact: applied to parameters before they are audited.
+        default_timeout: seconds a handler may run when its definition sets none.
+    """
+
+    def __init__(
+        self,
+        catalog: Catalog,
+        *,
+        resources: Mapping[type, object] | None = None,
+        policy: Policy | None = None,
+        gate: ConfirmationGate | None = None,
+        audit: AuditSink | None = None,
+        redact: Redactor = redact_secrets,
+        default_timeout: float = DEFAULT_TIMEOUT_SECONDS,
+        max_parameter_bytes: int = MAX_PARAMETER_BYTES,
+    ) -> None:
+        from .meta_tools import build_meta_catalog
+
+        self.catalog = catalog
+        self.resources: Mapping[type, object] = dict(resources or {})
+        self.policy = policy or Policy()
+        self.gate = gate or ConfirmationGate()
+        self.auditor = Auditor(audit, redact)
+        self.default_timeout = default_timeout
+        self.max_parameter_bytes = max_parameter_bytes
+        self.meta = build_meta_catalog(self)
+        self._index: tuple[int, SearchIndex] | None = None
+        self._visible: dict[tuple[int, Principal], tuple[ToolDefinition, ...]] = {}
+
+    # -- what a principal may see -------------------------------------------------
+
+    def visible(self, principal: Principal) -> tuple[ToolDefinition, ...]:
+        """The tools `principal` may see and use, sorted by name."""
+        key = (self.catalog.version, principal)
+        found = self._visible.get(key)
+        if found is None:
+            if len(self._visible) > 256:
+                self._visible.clear()
+            found = tuple(d for d in self.catalog if self.policy.allows(d, principal))
+            self._visible[key] = found
+        return found
+
+    def lookup(self, name: str, principal: Principal) -> ToolDefinition | None:
+        """The tool called `name` if it exists and `principal` may use it."""
+        d = self.catalog.get(name)
+        if d is None or not self.policy.allows(d, principal):
+            return None
+        return d
+
+    def index(self) -> SearchIndex:
+        if self._index is None or self._index[0] != self.catalog.version:
+            self._index = (self.catalog.version, SearchIndex(self.catalog))
+        return self._index[1]
+
+    def unknown_tool(self, name: str, principal: Principal) -> UnknownTool:
+        names = [d.name for d in self.visible(principal)]
+        return UnknownTool(safe_text(name, 80), closest_names(name[:200], names))
+
+    def prompt_fragments(self, principal: Principal) -> list[str]:
+        """System-prompt fragments contributed by the tools `principal` may use."""
+        return [d.prompt for d in self.visible(principal) if d.prompt]
+
+    # -- discovery -------------------------------------------------------------------
+
+    def overview(self, principal: Principal) -> dict[str, Any]:
+        tools = self.visible(principal)
+        categories: dict[str, dict[str, int]] = {}
+        actions: dict[str, int] = {}
+        for d in tools:
+            per = categories.setdefault(d.category, {})
+            per[d.action] = per.get(d.action, 0) + 1
+            actions[d.action] = actions.get(d.action, 0) + 1
+        return {
+            "total_tools": len(tools),
+            "categories": [
+                {"name": name, "tools": sum(per.values()), "actions": dict(sorted(per.items()))}
+                for name, per in sorted(categories.items())
+            ],
+            "actions": dict(sorted(actions.items())),
+            "next_step": "Call discover_tools with a query and/or categories or actions to list matching tools.",
+        }
+
+    def discover(
+        self,
+        principal: Principal,
+        *,
+        query: str | None = None,
+        categories: Collection[str] | None = None,
+        actions: Collection[str] | None = None,
+        limit: int = 10,
+        cursor: str | None = None,
+    ) -> dict[str, Any]:
+        """Find tools: filter by category and action, rank by query. No arguments: an overview."""
+        query = (query or "").strip()
+        if not query and not categories and not actions:
+            return self.overview(principal)
+        visible = self.visible(principal)
+        known_categories = sorted({d.category for d in visible})
+        unknown = [c for c in categories or () if c not in known_categories]
+        if unknown:
+            raise ToolInputError(
+                f"Unknown categories: {', '.join(safe_text(c, 40) for c in unknown[:5])}. "
+                f"Categories: {', '.join(known_categories)}",
+                field="categories",
+            )
+        pool = [
+            d
+            for d in visible
+            if (not categories or d.category in categories) and (not actions or d.action in actions)
+        ]
+        if query:
+            exact = [d for d in pool if d.name == query.lower()]
+            prefix = sorted(
+                (d for d in pool if d.name.startswith(query.lower()) and d not in exact), key=lambda d: d.name
+            )
+            seen = {d.name for d in exact + prefix}
+            ranked = [d for d, _ in self.index().search(query, {d.name for d in pool}) if d.name not in seen]
+            hits = exact + prefix + ranked
+        else:
+            hits = pool
+        signature = hashlib.sha256(
+            json.dumps([query, sorted(categories or ()), sorted(actions or ())]).encode()
+        ).hexdigest()[:8]
+        offset = _decode_cursor(cursor, signature) if cursor else 0
+        limit = max(1, min(limit, MAX_DISCOVER_LIMIT))
+        page = hits[offset : offset + limit]
+        out: dict[str, Any] = {
+            "tools": [
+                {
+                    "name": d.name,
+                    "category": d.category,
+                    "action": d.action,
+                    "summary": d.summary,
+                    "flags": list(d.flags),
+                }
+                for d in page
+            ],
+            "total": len(hits),
+        }
+        if offset + limit < len(hits):
+            out["next_cursor"] = _encode_cursor(offset + limit, signature)
+        if hits:
+            out["next_step"] = "Call get_tool_schema with the chosen tool_name before invoking it."
+            return out
+        out["message"] = "No tool matched." if query else "No tool has that category and action."
+        suggestions: dict[str, Any] = {}
+        if query:
+            close = closest_names(query, [d.name for d in visible])
+            if close:
+                suggestions["close_names"] = close
+            related = sorted({d.category for d, _ in self.index().search(query, {d.name for d in visible})})
+            if related:
+                suggestions["categories_with_related_tools"] = related[:5]
+        suggestions["categories"] = known_categories
+        out["suggestions"] = suggestions
+        out["next_step"] = (
+            "Try other words (a verb and an object, e.g. 'delete event'), drop the filters, "
+            "or browse a category with discover_tools(categories=[...])."
+        )
+        return out
+
+    def schema(self, principal: Principal, tool_name: str) -> dict[str, Any]:
+        """Everything needed to call one tool: description, JSON schema, flags, an example."""
+        d = self.lookup(tool_name, principal)
+        if d is None:
+            raise self.unknown_tool(tool_name, principal)
+        out: dict[str, Any] = {
+            "name": d.name,
+            "category": d.category,
+            "action": d.action,
+            "description": d.description,
+            "flags": list(d.flags),
+            "parameters": d.json_schema,
+        }
+        if d.examples:
+            out["example"] = {"tool_name": d.name, "parameters": to_jsonable(d.examples[0])}
+        if d.is_destructive:
+            out["note"] = (
+                "Destructive: the user must approve each call; invoke_tool returns a pending_id first."
+            )
+        for key, value in d.metadata.items():
+            out.setdefault(key, to_jsonable(value))
+        return out
+
+    # -- the chokepoint --------------------------------------------------------------
+
+    async def call(self, tool_name: str, arguments: Any, context: ToolContext | None = None) -> ToolResult:
+        """Run a model's call of a meta-tool (discover_tools, get_tool_schema, invoke_tool)."""
+        ctx = self._context(context)
+        start = time.perf_counter()
+        d = self.meta.get(tool_name) if isinstance(tool_name, str) else None
+        try:
+            if d is None:
+                raise _CallError(self._unknown_meta(str(tool_name)), "unknown")
+            params = self._validate(d, self._parse(arguments, d), meta=True)
+            output = await self._run(d, params, ctx)
+        except _CallError as exc:
+            return ToolResult(
+                d.name if d else "?", ctx.call_id, "error", error=exc.info, duration_ms=_elapsed_ms(start)
+            )
+        if isinstance(output, ToolResult):
+            return output
+        return ToolResult(d.name, ctx.call_id, "ok", output=output, duration_ms=_elapsed_ms(start))
+
+    async def invoke(
+        self,
+        tool_name: str,
+        parameters: Any = None,
+        *,
+        confirmation: str | None = None,
+        context: ToolContext | None = None,
+    ) -> ToolResult:
+        """Invoke a catalog tool through validation, policy, confirmation and audit."""
+        ctx = self._context(context)
+        start = time.perf_counter()
+        name = safe_text(tool_name, 80)
+        audited: Mapping[str, Any] | None = None
+
+        def audit(outcome: Outcome, code: str | None = None) -> None:
+            self.auditor.log(
+                principal=ctx.principal.id,
+                session=ctx.session_id,
+                call_id=ctx.call_id,
+                tool=name,
+                outcome=outcome,
+                duration_ms=_elapsed_ms(start),
+                error_code=code,
+                params=audited,
+            )
+
+        try:
+            d = self.catalog.get(tool_name)
+            if d is None or not self.policy.allows(d, ctx.principal):
+                outcome: Outcome = "unknown" if d is None else "denied"
+                raise _CallError(self._error(self.unknown_tool(tool_name, ctx.principal)), outcome)
+            raw = self._parse(parameters, d)
+            params = self._validate(d, raw)
+            canonical = params.model_dump(mode="json")
+            audited = canonical
+            if d.permission is not None and (reason := d.permission(params, ctx)):
+                raise _CallError(self._error(ToolFailed("permission_denied", reason)), "denied")
+            decision = await self.gate.check(d, canonical, ctx.principal, confirmation)
+            if isinstance(decision, NeedsConfirmation):
+                audit("pending_confirmation")
+                return self._pending(d, ctx, decision.pending, start)
+            if isinstance(decision, Refused):
+                info = ErrorInfo(decision.code, decision.message, decision.next_step)
+                raise _CallError(info, "declined" if decision.code == "declined" else "refused")
+            if isinstance(decision, Proceed) and decision.approved:
+                audit("approved")
+            output = await self._run(d, params, ctx)
+        except _CallError as exc:
+            audit(exc.outcome, exc.info.code)
+            return ToolResult(name, ctx.call_id, "error", error=exc.info, duration_ms=_elapsed_ms(start))
+        audit("executed")
+        return ToolResult(
+            d.name, ctx.call_id, "ok", output=to_jsonable(output), duration_ms=_elapsed_ms(start)
+        )
+
+    def approve(self, pending_id: str) -> PendingConfirmation | None:
+        """Host side: approve a pending destructive call (never reachable by the model)."""
+        return self.gate.approve(pending_id)
+
+    def deny(self, pending_id: str) -> bool:
+        """Host side: decline a pending destructive call."""
+        return self.gate.deny(pending_id)
+
+    # -- pieces ------------------------------------------------------------------------
+
+    def _context(self, context: ToolContext | None) -> ToolContext:
+        ctx = context or ToolContext()
+        if self.resources and not ctx.resources:
+            ctx = dataclasses.replace(ctx, resources=self.resources)
+        return ctx
+
+    def _pending(
+        self, d: ToolDefinition, ctx: ToolContext, pending: PendingConfirmation, start: float
+    ) -> ToolResult:
+        return ToolResult(
+            d.name, ctx.call_id, "confirmation_required", pending=pending, duration_ms=_elapsed_ms(start)
+        )
+
+    def _parse(self, raw: Any, d: ToolDefinition) -> dict[str, Any]:
+        """Arguments as a dict: accepts a mapping, a JSON string, or nothing."""
+        if raw is None or raw == "":
+            return {}
+        if isinstance(raw, str):
+            if len(raw.encode()) > self.max_parameter_bytes:
+                raise _CallError(self._too_large(d, len(raw.encode())), "invalid")
+            try:
+                raw = json.loads(raw)
+            except json.JSONDecodeError as exc:
+                problem = Problem(
+                    "parameters", f"Not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
+                )
+                raise _CallError(self._invalid(d, (problem,)), "invalid") from None
+        if not isinstance(raw, Mapping):
+            problem = Problem("parameters", f"Must be a JSON object, got {type(raw).__name__}")
+            raise _CallError(self._invalid(d, (problem,)), "invalid")
+        size = len(json.dumps(raw, default=str).encode())
+        if size > self.max_parameter_bytes:
+            raise _CallError(self._too_large(d, size), "invalid")
+        return dict(raw)
+
+    def _validate(self, d: ToolDefinition, raw: dict[str, Any], *, meta: bool = False) -> BaseModel:
+        try:
+            return d.params.model_validate(raw)
+        except ValidationError as exc:
+            problems = problems_from_validation(exc, list(d.params.model_fields))
+            raise _CallError(self._invalid(d, problems, meta=meta), "invalid") from None
+
+    async def _run(self, d: ToolDefinition, params: BaseModel, ctx: ToolContext) -> Any:
+        # math.inf opts out (invoke_tool: the call it wraps has its own limit).
+        timeout = d.timeout or self.default_timeout
+        limit = None if timeout == math.inf else timeout
+        args = (params, ctx) if d.takes_context else (params,)
+        try:
+            if d.is_async:
+                return await asyncio.wait_for(d.handler(*args), limit)
+            return await asyncio.wait_for(asyncio.to_thread(d.handler, *args), limit)
+        except _CallError:
+            raise
+        except ToolInputError as exc:
+            raise _CallError(self._error(exc), "invalid") from None
+        except ToolFailed as exc:
+            raise _CallError(self._error(exc), "failed") from None
+        except TimeoutError:
+            failure = ToolFailed("timeout", f"{d.name} did not finish within {timeout:g} seconds.")
+            raise _CallError(self._error(failure), "failed") from None
+        except Exception:
+            log.exception("tool %s raised", d.name)
+            failure = ToolFailed("internal", f"{d.name} failed unexpectedly.")
+            raise _CallError(self._error(failure), "failed") from None
+
+    def _error(self, exc: ToolInputError | ToolFailed) -> ErrorInfo:
+        if isinstance(exc, UnknownTool):
+            step = "Call discover_tools to find the right tool; never guess a tool name."
+            if exc.suggestions:
+                step = "Use a name from did_you_mean if it fits; otherwise call discover_tools."
+            return ErrorInfo(
+                "unknown_tool", f"There is no tool named '{exc.name}'.", step, suggestions=exc.suggestions
+            )
+        if isinstance(exc, ToolInputError):
+            problems = (Problem(exc.field or "parameters", safe_text(exc.message, 400)),)
+            return ErrorInfo(
+                "invalid_arguments",
+                "The arguments could not be used.",
+                "Fix the listed problems and call again.",
+                problems,
+            )
+        return ErrorInfo(
+            exc.code, safe_text(exc.message, 400), _NEXT_STEP.get(exc.code, _NEXT_STEP["internal"])
+        )
+
+    def _invalid(self, d: ToolDefinition, problems: tuple[Problem, ...], *, meta: bool = False) -> ErrorInfo:
+        if meta:
+            step = f"Fix the listed problems and call {d.name} again."
+        else:
+            step = (
+                f"Fix the listed problems and call invoke_tool again; call get_tool_schema "
+                f"with tool_name '{d.name}' to see every parameter."
+            )
+        return ErrorInfo("invalid_arguments", f"The parameters for {d.name} are invalid.", step, problems)
+
+    def _too_large(self, d: ToolDefinition, size: int) -> ErrorInfo:
+        problem = Problem(
+            "parameters", f"Too large: {size:,} bytes; the limit is {self.max_parameter_bytes:,}"
+        )
+        return self._invalid(d, (problem,))
+
+    def _unknown_meta(self, name: str) -> ErrorInfo:
+        names = sorted(self.meta.by_name)
+        return ErrorInfo(
+            "unknown_tool",
+            f"There is no tool named '{safe_text(name, 80)}'.",
+            "Only discover_tools, get_tool_schema and invoke_tool can be called directly; "
+            "run other tools through invoke_tool.",
+            suggestions=tuple(names),
+        )
+
+
+def _encode_cursor(offset: int, signature: str) -> str:
+    return base64.urlsafe_b64encode(f"{offset}:{signature}".encode()).decode().rstrip("=")
+
+
+def _decode_cursor(cursor: str, signature: str) -> int:
+    try:
+        padded = cursor + "=" * (-len(cursor) % 4)
+        offset_text, _, sig = base64.urlsafe_b64decode(padded.encode()).decode().partition(":")
+        offset = int(offset_text)
+    except (ValueError, binascii.Error, UnicodeDecodeError):
+        offset, sig = -1, ""
+    if offset < 0 or sig != signature:
+        raise ToolInputError(
+            "The cursor is not valid for this query; repeat the same query, categories and actions with the "
+            "cursor from its answer, or omit the cursor.",
+            field="cursor",
+        )
+    return offset

@@ -1,0 +1,92 @@
+"""The text the model sees: designed once, rendered here, pinned by snapshot tests.
+
+Every result is a compact JSON object. Errors carry a stable `code`, a `message`, the
+argument `problems` as `{loc, msg}` and one imperative `next_step`; never a URL, a
+stack trace or the raw input that caused them.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from pydantic import ValidationError
+from pydantic_core import to_jsonable_python
+
+from .context import ErrorInfo, Problem, ToolResult
+
+MAX_OUTPUT_CHARS = 60_000
+_MAX_LOC = 80
+_MAX_MSG = 200
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def safe_text(value: object, limit: int) -> str:
+    """Model-supplied text made safe to echo: control characters dropped, length capped."""
+    text = _CONTROL.sub("", str(value))
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def problems_from_validation(exc: ValidationError, model_fields: Sequence[str]) -> tuple[Problem, ...]:
+    """Pydantic errors as `{loc, msg}` pairs, without echoing the offending input."""
+    problems = []
+    for error in exc.errors(include_url=False, include_input=False):
+        loc = ".".join(str(part) for part in error["loc"]) or "(parameters)"
+        msg = error["msg"]
+        if error["type"] == "extra_forbidden":
+            allowed = ", ".join(model_fields) or "none"
+            msg = f"Unknown parameter; allowed parameters: {allowed}"
+        elif error["type"] == "missing":
+            msg = "Required parameter is missing"
+        problems.append(Problem(safe_text(loc, _MAX_LOC), safe_text(msg, _MAX_MSG)))
+    return tuple(problems)
+
+
+def to_jsonable(value: Any) -> Any:
+    """Handler output (models, dataclasses, datetimes) as plain JSON data."""
+    return to_jsonable_python(value, fallback=str)
+
+
+def error_payload(error: ErrorInfo) -> dict[str, Any]:
+    body: dict[str, Any] = {"code": error.code, "message": error.message}
+    if error.problems:
+        body["problems"] = [{"loc": p.loc, "msg": p.msg} for p in error.problems]
+    if error.suggestions:
+        body["did_you_mean"] = list(error.suggestions)
+    body["next_step"] = error.next_step
+    return {"error": body}
+
+
+def result_payload(result: ToolResult) -> Any:
+    """The JSON value the model receives for a result."""
+    if result.status == "error" and result.error is not None:
+        return error_payload(result.error)
+    if result.status == "confirmation_required" and result.pending is not None:
+        return {
+            "status": "confirmation_required",
+            "pending_id": result.pending.pending_id,
+            "preview": result.pending.preview,
+            "next_step": (
+                "Show the user the preview and ask them to approve it. After they approve, call invoke_tool "
+                "again with the same tool_name and parameters and confirmation set to the pending_id."
+            ),
+        }
+    return to_jsonable(result.output)
+
+
+def render(result: ToolResult) -> str:
+    """The result as the text of a tool-result message."""
+    text = json.dumps(result_payload(result), ensure_ascii=False, separators=(",", ":"))
+    if len(text) > MAX_OUTPUT_CHARS:
+        return json.dumps(
+            {
+                "truncated": True,
+                "original_chars": len(text),
+                "head": text[:MAX_OUTPUT_CHARS],
+                "next_step": "Ask for less: narrow the query, lower max_results or request one item.",
+            },
+            ensure_ascii=False,
+        )
+    return text
