@@ -136,6 +136,7 @@ def tool(
     category: str,
     action: str | None = None,
     name: str | None = None,
+    params: type[BaseModel] | None = None,
     summary: str | None = None,
     description: str | None = None,
     read_only: bool = False,
@@ -149,8 +150,8 @@ def tool(
 ) -> Callable[[F], F]:
     """Mark a function as a tool. The function is returned unchanged; register it with a Catalog.
 
-    The function takes a params model instance (its first parameter's annotation is the
-    params model) and optionally a `ToolContext`. The docstring's first line is the
+    The function takes a params model instance (`params`, or else its first parameter's
+    annotation, is the params model) and optionally a `ToolContext`. The docstring's first line is the
     summary and the whole docstring the description, unless given here.
     """
 
@@ -162,6 +163,7 @@ def tool(
                 "category": category,
                 "action": action,
                 "name": name,
+                "params": params,
                 "summary": summary,
                 "description": description,
                 "read_only": read_only,
@@ -189,14 +191,13 @@ def definition_from_function(fn: Callable[..., Any]) -> tuple[ToolDefinition | N
     doc = inspect.getdoc(fn) or ""
     summary = spec["summary"] or (doc.strip().splitlines()[0] if doc.strip() else "")
     description = spec["description"] or doc
-    params: Any = NoParams
+    params: Any = spec["params"] or NoParams
     try:
-        sig = inspect.signature(fn)
-        first = next(iter(sig.parameters.values()), None)
-        if first is not None:
+        first = next(iter(inspect.signature(fn).parameters.values()), None)
+        if spec["params"] is None and first is not None:
             params = get_type_hints(fn).get(first.name, first.annotation)
     except (NameError, TypeError) as exc:
-        problems.append(f"{label}: cannot read the params annotation ({exc})")
+        problems.append(f"{label}: cannot read the params annotation ({exc}); pass params=... to @tool")
     verb = spec["action"] or _verb_from_name(spec["name"] or fn.__name__)
     definition = ToolDefinition(
         name=spec["name"] or fn.__name__,

@@ -1,0 +1,208 @@
+"""The `gateway` command line, built on the public API only.
+
+Exit codes: 0 success, 1 the tool call failed, 2 usage or configuration error,
+3 a destructive call was not approved.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from .adapters import anthropic, openai
+from .config import Settings, load_settings
+from .context import PendingConfirmation, ToolContext, ToolResult
+from .engine import Gateway, run_sync
+from .errors import UserError
+from .rendering import result_payload
+from .runtime import open_gateway, principal_from
+
+FORMATS = {
+    "anthropic": anthropic.tools,
+    "openai-chat": openai.chat_tools,
+    "openai-responses": openai.responses_tools,
+}
+
+# Requests the demo plays, as a user might type them; each is resolved by discovery, not by name.
+DEMO_REQUESTS = (
+    "what's on my calendar this week",
+    "find unread email",
+    "add a task to my list",
+    "clear completed tasks",
+)
+
+
+def _parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--config", help="TOML config file (default: the per-user config file)")
+    common.add_argument("--data-dir", help="where the local workspace and audit log live")
+    common.add_argument("--timezone", help="IANA time zone for dates, e.g. Europe/Berlin")
+    common.add_argument("--backend", choices=["local", "google"], help="service backend")
+    common.add_argument("--confirmation-mode", choices=["host", "model", "deny"])
+    common.add_argument("--audit-log", help="audit log path (JSONL)")
+    common.add_argument("--principal", help="who is calling (for policy and roles)")
+    common.add_argument("--json", action="store_true", help="machine-readable output with stable keys")
+
+    parser = argparse.ArgumentParser(
+        prog="gateway", description="A large tool catalog behind three meta-tools."
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    discover = sub.add_parser("discover", parents=[common], help="find tools")
+    discover.add_argument("query", nargs="?", help="free-text request")
+    discover.add_argument("-c", "--category", action="append", help="only this category (repeatable)")
+    discover.add_argument("-a", "--action", action="append", help="only this action (repeatable)")
+    discover.add_argument("--limit", type=int, default=10)
+    discover.add_argument("--cursor")
+    schema = sub.add_parser("schema", parents=[common], help="show one tool's schema")
+    schema.add_argument("tool_name")
+    invoke = sub.add_parser("invoke", parents=[common], help="run one tool")
+    invoke.add_argument("tool_name")
+    invoke.add_argument("parameters", nargs="?", default="{}", help="parameters as a JSON object")
+    invoke.add_argument("--yes", action="store_true", help="approve a destructive call without asking")
+    sub.add_parser("catalog", parents=[common], help="tool counts by category and action")
+    tools = sub.add_parser("tools", parents=[common], help="the meta-tool definitions the model receives")
+    tools.add_argument("--format", choices=sorted(FORMATS), default="anthropic")
+    sub.add_parser("demo", parents=[common], help="play an agent-shaped session on the workspace")
+    return parser
+
+
+def _settings(args: argparse.Namespace) -> Settings:
+    return load_settings(
+        args.config,
+        overrides={
+            "data_dir": args.data_dir,
+            "timezone": args.timezone,
+            "backend": args.backend,
+            "confirmation.mode": args.confirmation_mode,
+            "audit.path": args.audit_log,
+            "principal": args.principal,
+        },
+    )
+
+
+def _dump(value: Any) -> str:
+    return json.dumps(value, indent=2, ensure_ascii=False)
+
+
+def _terminal_approver(assume_yes: bool) -> Any:
+    def approve(pending: PendingConfirmation) -> bool:
+        print(f"Confirmation needed: {pending.preview}", file=sys.stderr)
+        if assume_yes:
+            print("Approved by --yes.", file=sys.stderr)
+            return True
+        if not sys.stdin.isatty():
+            print("Not approved: no terminal to ask on; pass --yes to approve.", file=sys.stderr)
+            return False
+        answer = input("Run it? [y/N] ").strip().lower()
+        return answer in {"y", "yes"}
+
+    return approve
+
+
+def _print_result(result: ToolResult, as_json: bool) -> int:
+    payload = result_payload(result)
+    print(_dump(payload))
+    if result.status == "ok":
+        return 0
+    if result.status == "confirmation_required" or (result.error and result.error.code == "declined"):
+        return 3
+    return 1
+
+
+def _discover(gw: Gateway, ctx: ToolContext, args: argparse.Namespace) -> int:
+    arguments = {
+        "query": args.query,
+        "categories": args.category,
+        "actions": args.action,
+        "limit": args.limit,
+        "cursor": args.cursor,
+    }
+    result = run_sync(gw.call("discover_tools", {k: v for k, v in arguments.items() if v}, ctx))
+    if args.json or result.status != "ok" or "tools" not in result.output:
+        return _print_result(result, args.json)
+    out = result.output
+    for hit in out["tools"]:
+        flags = f" ({', '.join(hit['flags'])})" if hit["flags"] else ""
+        print(f"{hit['name']:<32} {hit['category']}/{hit['action']}{flags}\n    {hit['summary']}")
+    if not out["tools"]:
+        print(out.get("message", "No tool matched."))
+        print(_dump(out.get("suggestions", {})))
+    if "next_cursor" in out:
+        print(f"more: --cursor {out['next_cursor']}")
+    return 0
+
+
+def _catalog(gw: Gateway, ctx: ToolContext, args: argparse.Namespace) -> int:
+    overview = gw.overview(ctx.principal)
+    if args.json:
+        print(_dump({k: v for k, v in overview.items() if k != "next_step"}))
+        return 0
+    print(f"{overview['total_tools']} tools")
+    for cat in overview["categories"]:
+        actions = ", ".join(f"{a} {n}" for a, n in cat["actions"].items())
+        print(f"  {cat['name']:<16} {cat['tools']:>5}  ({actions})")
+    return 0
+
+
+def _demo(gw: Gateway, ctx: ToolContext) -> int:
+    """Each request: discover -> get_tool_schema -> invoke_tool with the tool's example."""
+
+    def step(tool_name: str, arguments: dict[str, Any]) -> ToolResult:
+        print(f"\n>>> {tool_name}({json.dumps(arguments, ensure_ascii=False)})")
+        result = run_sync(gw.call(tool_name, arguments, ctx))
+        text = _dump(result_payload(result))
+        print(text if len(text) < 1500 else text[:1500] + "\n    ...")
+        return result
+
+    step("discover_tools", {})
+    for request in DEMO_REQUESTS:
+        print(f"\n=== user: {request!r}")
+        found = step("discover_tools", {"query": request, "limit": 3})
+        if not found.ok or not found.output.get("tools"):
+            continue
+        name = found.output["tools"][0]["name"]
+        schema = step("get_tool_schema", {"tool_name": name})
+        example = schema.output.get("example") if schema.ok else None
+        if example is None:
+            continue
+        result = step("invoke_tool", example)
+        if result.status == "confirmation_required" and result.pending is not None:
+            print(f"\n--- host: the user approves {result.pending.pending_id} (outside the model's channel)")
+            gw.approve(result.pending.pending_id)
+            step("invoke_tool", {**example, "confirmation": result.pending.pending_id})
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        settings = _settings(args)
+        approver = _terminal_approver(args.yes) if args.command == "invoke" else None
+        with open_gateway(settings, approver=approver) as gw:
+            ctx = ToolContext(principal=principal_from(settings), session_id="cli")
+            if args.command == "discover":
+                return _discover(gw, ctx, args)
+            if args.command == "schema":
+                return _print_result(
+                    run_sync(gw.call("get_tool_schema", {"tool_name": args.tool_name}, ctx)), args.json
+                )
+            if args.command == "invoke":
+                return _print_result(
+                    run_sync(gw.invoke(args.tool_name, args.parameters, context=ctx)), args.json
+                )
+            if args.command == "catalog":
+                return _catalog(gw, ctx, args)
+            if args.command == "tools":
+                print(_dump(FORMATS[args.format](gw.meta)))
+                return 0
+            return _demo(gw, ctx)
+    except UserError as exc:
+        print(f"gateway: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

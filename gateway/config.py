@@ -1,0 +1,178 @@
+"""Configuration: a TOML file, then environment variables, then command-line flags.
+
+Later sources win. A broken file is refused whole, with the line of the problem;
+nothing of it is applied.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+import platformdirs
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from .errors import ConfigError
+
+APP_NAME = "metatool-gateway"
+ENV_PREFIX = "GATEWAY_"
+
+
+def default_config_path() -> Path:
+    return platformdirs.user_config_path(APP_NAME) / "config.toml"
+
+
+def default_data_dir() -> Path:
+    return platformdirs.user_data_path(APP_NAME)
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class RuleSettings(_Section):
+    effect: Literal["allow", "deny"]
+    names: list[str] = []
+    categories: list[str] = []
+    actions: list[str] = []
+    roles: list[str] = []
+
+
+class PolicySettings(_Section):
+    default: Literal["allow", "deny"] = "allow"
+    rules: list[RuleSettings] = []
+
+
+class PrincipalSettings(_Section):
+    roles: list[str] = []
+
+
+class ConfirmationSettings(_Section):
+    mode: Literal["host", "model", "deny"] = "host"
+    ttl_seconds: float = Field(300.0, gt=0)
+
+
+class AuditSettings(_Section):
+    enabled: bool = True
+    path: Path | None = None
+    fsync: bool = False
+
+
+class Settings(_Section):
+    """Everything a gateway process is configured with."""
+
+    data_dir: Path = Field(default_factory=default_data_dir)
+    backend: Literal["local", "google"] = "local"
+    timezone: str = "UTC"
+    catalogs: list[str] = ["workspace"]
+    seed_demo: bool = True
+    principal: str = "local"
+    principals: dict[str, PrincipalSettings] = {}
+    policy: PolicySettings = PolicySettings()
+    confirmation: ConfirmationSettings = ConfirmationSettings()
+    audit: AuditSettings = AuditSettings()
+
+    @field_validator("timezone")
+    @classmethod
+    def _known_timezone(cls, value: str) -> str:
+        try:
+            ZoneInfo(value)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ValueError(
+                f"unknown time zone {value!r} (use an IANA name such as Europe/Berlin)"
+            ) from None
+        return value
+
+    @property
+    def audit_path(self) -> Path:
+        return self.audit.path or self.data_dir / "audit.jsonl"
+
+
+# Environment variable -> dotted settings key. Lists are comma-separated.
+ENVIRONMENT: Mapping[str, str] = {
+    "GATEWAY_DATA_DIR": "data_dir",
+    "GATEWAY_BACKEND": "backend",
+    "GATEWAY_TIMEZONE": "timezone",
+    "GATEWAY_CATALOGS": "catalogs",
+    "GATEWAY_SEED_DEMO": "seed_demo",
+    "GATEWAY_PRINCIPAL": "principal",
+    "GATEWAY_CONFIRMATION_MODE": "confirmation.mode",
+    "GATEWAY_AUDIT_LOG": "audit.path",
+}
+
+
+def _set(tree: dict[str, Any], dotted: str, value: Any) -> None:
+    *parents, leaf = dotted.split(".")
+    for part in parents:
+        tree = tree.setdefault(part, {})
+    tree[leaf] = value
+
+
+def _line_of(text: str, loc: tuple[int | str, ...]) -> int | None:
+    """Best effort: the line where the last named key of `loc` is set."""
+    keys = [part for part in loc if isinstance(part, str)]
+    for key in reversed(keys):
+        pattern = re.compile(rf"^\s*(\[+\s*)?([\w.]*\.)?{re.escape(key)}\s*(=|\]|\.)", re.M)
+        match = pattern.search(text)
+        if match:
+            return text.count("\n", 0, match.start()) + 1
+    return None
+
+
+def read_file(path: Path) -> tuple[dict[str, Any], str]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot read: {exc.strerror}", path=str(path)) from None
+    try:
+        return tomllib.loads(text), text
+    except tomllib.TOMLDecodeError as exc:
+        match = re.search(r"line (\d+)", str(exc))
+        line = int(match.group(1)) if match else None
+        raise ConfigError(f"not valid TOML: {exc}", path=str(path), line=line) from None
+
+
+def load_settings(
+    config_path: Path | str | None = None,
+    *,
+    environ: Mapping[str, str] | None = None,
+    overrides: Mapping[str, Any] | None = None,
+) -> Settings:
+    """Settings from the config file, the environment and explicit overrides (dotted keys).
+
+    The file is `config_path`, else $GATEWAY_CONFIG, else the per-user default if it exists.
+
+    Raises:
+        ConfigError: the file or a value is invalid; nothing was applied.
+    """
+    env = os.environ if environ is None else environ
+    explicit = config_path or env.get("GATEWAY_CONFIG")
+    path = Path(explicit) if explicit else default_config_path()
+    tree: dict[str, Any] = {}
+    text = ""
+    if explicit or path.exists():
+        tree, text = read_file(path)
+    for var, key in ENVIRONMENT.items():
+        if var in env and env[var] != "":
+            value: Any = env[var]
+            if key == "catalogs":
+                value = [part.strip() for part in value.split(",") if part.strip()]
+            _set(tree, key, value)
+    for key, value in (overrides or {}).items():
+        if value is not None:
+            _set(tree, key, value)
+    try:
+        return Settings.model_validate(tree)
+    except ValidationError as exc:
+        errors = exc.errors(include_url=False, include_input=False)
+        lines = [_line_of(text, e["loc"]) if text else None for e in errors]
+        described = [
+            f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" + (f" (line {n})" if n and i else "")
+            for i, (e, n) in enumerate(zip(errors, lines, strict=True))
+        ]
+        raise ConfigError("; ".join(described), path=str(path) if text else None, line=lines[0]) from None
