@@ -7,6 +7,8 @@ import hashlib
 import re
 from collections.abc import Iterable
 
+from .actions import normalize_action
+
 MAX_NAME_LENGTH = 64
 NAME_PATTERN = re.compile(r"^[a-z0-9_]{1,64}$")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
@@ -43,7 +45,14 @@ def closest_names(name: str, candidates: Iterable[str], limit: int = 3) -> list[
     """The names most like `name`, best first, for 'did you mean' answers."""
     pool = sorted(set(candidates))
     lowered = name.lower().strip()
-    close = difflib.get_close_matches(lowered, pool, n=limit, cutoff=0.6)
+    # A synonym verb is as close as a typo: "notes_remove" should find "notes_delete".
+    canonical = "_".join(normalize_action(w) or w for w in lowered.split("_"))
+    close = []
+    for probe in dict.fromkeys((canonical, lowered)):
+        for match in difflib.get_close_matches(probe, pool, n=limit, cutoff=0.6):
+            if match not in close:
+                close.append(match)
+    close = close[:limit]
     if len(close) < limit:
         # Names that contain every word of the request are close too ("send_email" ~ "gmail_send").
         words = [w for w in re.split(r"[^a-z0-9]+", lowered) if len(w) > 2]

@@ -1,0 +1,57 @@
+"""The exact text the model sees, pinned by snapshots (update with `pytest --snapshot-update`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from syrupy.assertion import SnapshotAssertion
+
+from gateway import Catalog, ConfirmationGate, Gateway, render, run_sync
+
+from .sample_tools import ALL_TOOLS
+
+CASES: dict[str, tuple[str, Any]] = {
+    "wrong_type": (
+        "invoke_tool",
+        {"tool_name": "notes_create", "parameters": {"title": "x", "priority": "hi"}},
+    ),
+    "missing_and_extra": ("invoke_tool", {"tool_name": "notes_create", "parameters": {"titel": "x"}}),
+    "malformed_json": ("invoke_tool", {"tool_name": "notes_create", "parameters": '{"title": '}),
+    "unknown_tool": ("invoke_tool", {"tool_name": "notes_remove", "parameters": {}}),
+    "unknown_tool_no_match": ("get_tool_schema", {"tool_name": "zzz"}),
+    "direct_call": ("notes_create", {"title": "x"}),
+    "meta_tool_bad_arguments": ("discover_tools", {"limit": 500, "sort": "name"}),
+    "internal_failure": ("invoke_tool", {"tool_name": "files_boom", "parameters": {"path": "/x"}}),
+    "permission_denied": ("invoke_tool", {"tool_name": "files_read", "parameters": {"path": "/etc"}}),
+    "forged_confirmation": (
+        "invoke_tool",
+        {"tool_name": "notes_delete", "parameters": {"note_id": "n1"}, "confirmation": "forged"},
+    ),
+    "nothing_matched": ("discover_tools", {"query": "quantum xylophone"}),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_model_facing_text(case: str, snapshot: SnapshotAssertion) -> None:
+    gw = Gateway(Catalog(ALL_TOOLS))
+    tool, args = CASES[case]
+    assert render(run_sync(gw.call(tool, args))) == snapshot
+
+
+def test_confirmation_required_text(snapshot: SnapshotAssertion) -> None:
+    gate = ConfirmationGate()
+    gw = Gateway(Catalog(ALL_TOOLS), gate=gate)
+    result = run_sync(gw.call("invoke_tool", {"tool_name": "notes_delete", "parameters": {"note_id": "n1"}}))
+    assert result.pending is not None
+    assert render(result).replace(result.pending.pending_id, "<pending_id>") == snapshot
+
+
+def test_oversized_output_is_cut_with_a_next_step() -> None:
+    import json
+
+    from gateway import ToolResult
+
+    text = render(ToolResult("t", "c", "ok", output="x" * 100_000))
+    out = json.loads(text)
+    assert out["truncated"] is True and out["original_chars"] > 100_000 and "next_step" in out
