@@ -22,7 +22,6 @@ from gateway import run_sync as run
 
 from .sample_tools import ALL_TOOLS, Calls
 
-
 ANYONE = Principal()
 
 
@@ -39,7 +38,7 @@ def invoke(
     tool: str,
     params: dict[str, Any],
     confirmation: str | None = None,
-    principal: Principal = Principal(),
+    principal: Principal = ANYONE,
 ) -> ToolResult:
     args: dict[str, Any] = {"tool_name": tool, "parameters": params}
     if confirmation is not None:
