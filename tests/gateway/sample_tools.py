@@ -86,3 +86,10 @@ def files_boom(params: PathParams) -> str:
 
 
 ALL_TOOLS = [notes_create, notes_search, notes_delete, notes_archive, files_read, files_boom]
+
+
+def provide(options: Any) -> Any:
+    """A toolset provider, for configuration and CLI tests."""
+    from gateway import Catalog, Toolset
+
+    return Toolset(catalog=Catalog(ALL_TOOLS))

@@ -1,0 +1,110 @@
+"""The command line, run in-process through `main` on the sample catalog."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from gateway.cli import main
+
+from .sample_tools import Calls
+
+
+@pytest.fixture
+def config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    path = tmp_path / "config.toml"
+    path.write_text(f'catalogs = ["tests.gateway.sample_tools:provide"]\ndata_dir = "{tmp_path}"\n')
+    monkeypatch.setenv("GATEWAY_CONFIG", str(path))
+    return path
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_discover_lists_matches_for_a_human(config: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "discover", "delete a note")
+    assert code == 0 and out.splitlines()[0].startswith("notes_delete")
+
+
+def test_discover_json_has_stable_keys(config: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "discover", "--json", "-c", "notes", "-a", "create")
+    assert code == 0
+    assert json.loads(out) == {
+        "tools": [
+            {
+                "name": "notes_create",
+                "category": "notes",
+                "action": "create",
+                "summary": "Create a note.",
+                "flags": [],
+            }
+        ],
+        "total": 1,
+        "next_step": "Call get_tool_schema with the chosen tool_name before invoking it.",
+    }
+
+
+def test_schema_of_an_unknown_tool_exits_non_zero(config: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "schema", "notes_creat", "--json")
+    assert code == 1 and json.loads(out)["error"]["did_you_mean"][0] == "notes_create"
+
+
+def test_invoke_runs_a_safe_tool(config: Path, capsys: pytest.CaptureFixture[str], calls: Calls) -> None:
+    code, out, _ = run(capsys, "invoke", "notes_create", '{"title": "milk"}')
+    assert code == 0 and json.loads(out) == {"id": "n1", "title": "milk"}
+
+
+def test_invoke_with_bad_json_exits_non_zero(
+    config: Path, capsys: pytest.CaptureFixture[str], calls: Calls
+) -> None:
+    code, out, _ = run(capsys, "invoke", "notes_create", "{title")
+    assert code == 1 and json.loads(out)["error"]["code"] == "invalid_arguments" and calls == []
+
+
+def test_a_destructive_invoke_without_a_terminal_is_not_run(
+    config: Path, capsys: pytest.CaptureFixture[str], calls: Calls
+) -> None:
+    code, out, err = run(capsys, "invoke", "notes_delete", '{"note_id": "n1"}')
+    assert code == 3 and calls == [] and "pass --yes" in err
+
+
+def test_yes_approves_a_destructive_invoke(
+    config: Path, capsys: pytest.CaptureFixture[str], calls: Calls
+) -> None:
+    code, out, err = run(capsys, "invoke", "notes_delete", '{"note_id": "n1"}', "--yes")
+    assert code == 0 and calls.names() == ["notes_delete"] and "Delete a note" in err
+
+
+def test_invokes_are_audited_in_the_data_dir(
+    config: Path, capsys: pytest.CaptureFixture[str], calls: Calls
+) -> None:
+    run(capsys, "invoke", "notes_create", '{"title": "a"}')
+    lines = (config.parent / "audit.jsonl").read_text().splitlines()
+    assert json.loads(lines[-1])["outcome"] == "executed"
+
+
+def test_catalog_prints_counts(config: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "catalog", "--json")
+    assert code == 0 and json.loads(out)["total_tools"] == 6
+
+
+@pytest.mark.parametrize("fmt", ["anthropic", "openai-chat", "openai-responses"])
+def test_tools_prints_exactly_the_meta_tool_definitions(
+    config: Path, capsys: pytest.CaptureFixture[str], fmt: str
+) -> None:
+    code, out, _ = run(capsys, "tools", "--format", fmt)
+    assert code == 0 and len(json.loads(out)) == 3
+
+
+def test_a_broken_config_exits_2_with_the_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "bad.toml"
+    path.write_text("backend = 'ftp'\n")
+    code, _, err = run(capsys, "catalog", "--config", str(path))
+    assert code == 2 and "line 1" in err and "backend" in err
