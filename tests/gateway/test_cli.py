@@ -69,14 +69,14 @@ def test_invoke_with_bad_json_exits_non_zero(
 def test_a_destructive_invoke_without_a_terminal_is_not_run(
     config: Path, capsys: pytest.CaptureFixture[str], calls: Calls
 ) -> None:
-    code, out, err = run(capsys, "invoke", "notes_delete", '{"note_id": "n1"}')
+    code, _, err = run(capsys, "invoke", "notes_delete", '{"note_id": "n1"}')
     assert code == 3 and calls == [] and "pass --yes" in err
 
 
 def test_yes_approves_a_destructive_invoke(
     config: Path, capsys: pytest.CaptureFixture[str], calls: Calls
 ) -> None:
-    code, out, err = run(capsys, "invoke", "notes_delete", '{"note_id": "n1"}', "--yes")
+    code, _, err = run(capsys, "invoke", "notes_delete", '{"note_id": "n1"}', "--yes")
     assert code == 0 and calls.names() == ["notes_delete"] and "Delete a note" in err
 
 
