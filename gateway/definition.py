@@ -60,9 +60,8 @@ def params_schema(model: type[BaseModel]) -> dict[str, Any]:
     return model.model_json_schema(schema_generator=_CleanSchema)
 
 
+# The params model of a tool that takes no arguments (no docstring: it would show in the schema).
 class NoParams(BaseModel):
-    """Params model of a tool that takes no arguments."""
-
     model_config = PARAMS_CONFIG
 
 

@@ -1,0 +1,1 @@
+"""The workspace tools: Calendar, Gmail and Tasks, one decorated function per tool."""
