@@ -23,6 +23,9 @@ from gateway.adapters import anthropic
 
 
 def count(encoding: object, payload: object) -> int:
+    """Tokens of the JSON of `payload`; a list is counted item by item (the tokenizer caps input length)."""
+    if isinstance(payload, list) and len(payload) > 20:
+        return sum(count(encoding, item) for item in payload) + len(payload)  # + the ", " between items
     return len(encoding.encode(json.dumps(payload, ensure_ascii=False)))  # type: ignore[attr-defined]
 
 
