@@ -1,0 +1,114 @@
+"""The whole product on the real local workspace: settings -> gateway -> meta-tools -> SQLite."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from gateway import Gateway, ToolResult, render, run_sync
+from gateway.cli import main
+from gateway.config import load_settings
+from gateway.runtime import open_gateway
+
+BERLIN = ZoneInfo("Europe/Berlin")
+
+
+def clock() -> datetime:
+    return datetime(2026, 11, 23, 9, 0, tzinfo=BERLIN)
+
+
+@pytest.fixture
+def gw(tmp_path: Path) -> Iterator[Gateway]:
+    settings = load_settings(overrides={"data_dir": str(tmp_path), "timezone": "Europe/Berlin"}, environ={})
+    with open_gateway(settings, clock=clock) as gateway:
+        yield gateway
+
+
+def call(gw: Gateway, tool: str, args: dict[str, Any]) -> ToolResult:
+    return run_sync(gw.call(tool, args))
+
+
+def test_an_agent_shaped_session_creates_and_deletes_an_event(gw: Gateway, tmp_path: Path) -> None:
+    found = call(gw, "discover_tools", {"categories": ["calendar"], "actions": ["create"]}).output
+    assert "calendar_create_event" in [t["name"] for t in found["tools"]]
+    schema = call(gw, "get_tool_schema", {"tool_name": "calendar_create_event"}).output
+    assert "title" in schema["parameters"]["required"]
+
+    bad = call(
+        gw,
+        "invoke_tool",
+        {
+            "tool_name": "calendar_create_event",
+            "parameters": {"title": "Dentist", "start": "the day after never"},
+        },
+    )
+    assert json.loads(render(bad))["error"]["problems"][0]["loc"] == "start"
+
+    created = call(
+        gw,
+        "invoke_tool",
+        {"tool_name": "calendar_create_event", "parameters": {"title": "Dentist", "start": "friday 3pm"}},
+    )
+    assert created.ok and created.output["start"] == "2026-11-27T15:00:00+01:00"
+    event_id = created.output["id"]
+
+    delete = {"tool_name": "calendar_delete_event", "parameters": {"event_id": event_id}}
+    pending = call(gw, "invoke_tool", delete)
+    assert pending.status == "confirmation_required" and pending.pending is not None
+    still_there = call(
+        gw, "invoke_tool", {"tool_name": "calendar_get_event", "parameters": {"event_id": event_id}}
+    )
+    assert still_there.ok
+
+    gw.approve(pending.pending.pending_id)
+    assert call(gw, "invoke_tool", {**delete, "confirmation": pending.pending.pending_id}).ok
+    gone = call(gw, "invoke_tool", {"tool_name": "calendar_get_event", "parameters": {"event_id": event_id}})
+    assert json.loads(render(gone))["error"]["code"] == "not_found"
+
+    outcomes = [json.loads(line)["outcome"] for line in (tmp_path / "audit.jsonl").read_text().splitlines()]
+    assert outcomes == [
+        "invalid",
+        "executed",
+        "pending_confirmation",
+        "executed",
+        "approved",
+        "executed",
+        "failed",
+    ]
+
+
+def test_what_one_process_writes_another_reads(tmp_path: Path) -> None:
+    script = (
+        "import sys; from gateway.cli import main; "
+        "sys.exit(main(['invoke', 'tasks_create_task', sys.argv[1], '--data-dir', sys.argv[2], '--json']))"
+    )
+    params = json.dumps({"title": "Water the plants ☘ '; DROP TABLE tasks; --"})
+    done = subprocess.run(
+        [sys.executable, "-c", script, params, str(tmp_path)], capture_output=True, text=True, check=True
+    )
+    task_id = json.loads(done.stdout)["id"]
+    settings = load_settings(overrides={"data_dir": str(tmp_path)}, environ={})
+    with open_gateway(settings) as gw:
+        listed = run_sync(gw.invoke("tasks_list_tasks", {}))
+    assert [t["title"] for t in listed.output["tasks"] if t["id"] == task_id] == [
+        "Water the plants ☘ '; DROP TABLE tasks; --"
+    ]
+
+
+def test_the_demo_command_walks_discover_schema_invoke_and_the_gate(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    assert main(["demo", "--data-dir", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert out.count(">>> discover_tools") >= 4
+    assert ">>> get_tool_schema" in out and ">>> invoke_tool" in out
+    assert "confirmation_required" in out and "--- host: the user approves" in out
