@@ -25,6 +25,8 @@ PARAMS_CONFIG = ConfigDict(extra="forbid", str_strip_whitespace=False, use_attri
 MAX_SUMMARY_LENGTH = 160
 
 Handler = Callable[..., Any | Awaitable[Any]]
+ParamsSource = type[BaseModel] | Callable[[], type[BaseModel]]
+"""A params model, or a function that builds it on first use (for catalogs of thousands of tools)."""
 PermissionCheck = Callable[[BaseModel, ToolContext], str | None]
 """Sees the validated parameters and the context; returns a refusal reason, or None to allow."""
 
@@ -78,7 +80,7 @@ class ToolDefinition:
     action: str
     summary: str
     description: str
-    params: type[BaseModel]
+    params: ParamsSource
     handler: Handler
     read_only: bool = False
     destructive: bool | None = None
@@ -89,7 +91,29 @@ class ToolDefinition:
     timeout: float | None = None
     permission: PermissionCheck | None = None
     prompt: str | None = None
+    search_text: str = ""
     metadata: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+
+    @property
+    def is_lazy(self) -> bool:
+        """True when the params model is built on first use rather than given."""
+        return not isinstance(self.params, type)
+
+    def parameter_text(self) -> str:
+        """Parameter names and descriptions for search; `search_text` stands in for a lazy model."""
+        if self.is_lazy:
+            return self.search_text
+        words = [self.search_text] if self.search_text else []
+        for field_name, info in self.model.model_fields.items():
+            words += [field_name, info.description or ""]
+        return " ".join(words)
+
+    @cached_property
+    def model(self) -> type[BaseModel]:
+        """The params model, built now if it is lazy."""
+        if isinstance(self.params, type):
+            return self.params
+        return self.params()
 
     @property
     def is_destructive(self) -> bool:
@@ -111,7 +135,7 @@ class ToolDefinition:
 
     @cached_property
     def json_schema(self) -> dict[str, Any]:
-        return params_schema(self.params)
+        return params_schema(self.model)
 
     @cached_property
     def is_async(self) -> bool:
@@ -253,6 +277,9 @@ def definition_problems(d: ToolDefinition) -> list[str]:
         bad("handler is not callable")
     if d.timeout is not None and d.timeout <= 0:
         bad("timeout must be positive")
+    if d.is_lazy and callable(d.params):
+        # Built on first use by a generator that has its own tests; checking it here would build it.
+        return problems
     if not (isinstance(d.params, type) and issubclass(d.params, BaseModel)):
         bad(f"params must be a pydantic BaseModel subclass, got {d.params!r}")
         return problems

@@ -385,9 +385,9 @@ class Gateway:
 
     def _validate(self, d: ToolDefinition, raw: dict[str, Any], *, meta: bool = False) -> BaseModel:
         try:
-            return d.params.model_validate(raw)
+            return d.model.model_validate(raw)
         except ValidationError as exc:
-            problems = problems_from_validation(exc, list(d.params.model_fields))
+            problems = problems_from_validation(exc, list(d.model.model_fields))
             raise _CallError(self._invalid(d, problems, meta=meta), "invalid") from None
 
     async def _run(self, d: ToolDefinition, params: BaseModel, ctx: ToolContext) -> Any:
@@ -402,7 +402,7 @@ class Gateway:
         except _CallError:
             raise
         except ToolInputError as exc:
-            raise _CallError(self._error(exc), "invalid") from None
+            raise _CallError(self._error(exc, d), "invalid") from None
         except ToolFailed as exc:
             raise _CallError(self._error(exc), "failed") from None
         except TimeoutError:
@@ -413,7 +413,7 @@ class Gateway:
             failure = ToolFailed("internal", f"{d.name} failed unexpectedly.")
             raise _CallError(self._error(failure), "failed") from None
 
-    def _error(self, exc: ToolInputError | ToolFailed) -> ErrorInfo:
+    def _error(self, exc: ToolInputError | ToolFailed, d: ToolDefinition | None = None) -> ErrorInfo:
         if isinstance(exc, UnknownTool):
             step = "Call discover_tools to find the right tool; never guess a tool name."
             if exc.suggestions:
@@ -423,12 +423,14 @@ class Gateway:
             )
         if isinstance(exc, ToolInputError):
             problems = (Problem(exc.field or "parameters", safe_text(exc.message, 400)),)
-            return ErrorInfo(
-                "invalid_arguments",
-                "The arguments could not be used.",
-                "Fix the listed problems and call again.",
-                problems,
-            )
+            if d is None:
+                return ErrorInfo(
+                    "invalid_arguments",
+                    "The arguments could not be used.",
+                    "Fix the listed problems and call again.",
+                    problems,
+                )
+            return self._invalid(d, problems, meta=d.name in self.meta)
         return ErrorInfo(
             exc.code, safe_text(exc.message, 400), _NEXT_STEP.get(exc.code, _NEXT_STEP["internal"])
         )

@@ -90,17 +90,13 @@ def tokenize(text: str) -> list[str]:
 
 
 def _tool_fields(d: ToolDefinition) -> dict[str, str]:
-    params = []
-    for field_name, info in d.params.model_fields.items():
-        params.append(field_name)
-        params.append(info.description or "")
     return {
         "name": d.name,
         "category": d.category,
         "action": f"{d.action} {d.verb}",
         "summary": d.summary,
         "description": d.description,
-        "params": " ".join(params),
+        "params": d.parameter_text(),
     }
 
 

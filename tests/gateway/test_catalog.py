@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 from pydantic import BaseModel, Field
 
-from gateway import PARAMS_CONFIG, Catalog, RegistrationError, ToolDefinition, tool
+from gateway import PARAMS_CONFIG, Catalog, Gateway, RegistrationError, ToolDefinition, run_sync, tool
 from gateway.definition import NoParams
 
 from .sample_tools import ALL_TOOLS, NoteId, notes_create
@@ -140,3 +140,28 @@ def test_schema_has_no_noisy_titles_and_forbids_extra_fields(catalog: Catalog) -
     assert schema["additionalProperties"] is False
     assert "title" in schema["properties"]  # the *field* called title stays
     assert "title" not in schema["properties"]["priority"]
+
+
+def test_a_lazy_params_model_is_built_on_first_use_only() -> None:
+    built: list[str] = []
+
+    def make() -> type[BaseModel]:
+        built.append("x")
+        return Query
+
+    d = ToolDefinition(
+        name="lazy_read",
+        category="x",
+        action="read",
+        summary="S.",
+        description="D.",
+        params=make,
+        handler=lambda p: p.q,
+        read_only=True,
+        search_text="q query",
+    )
+    catalog = Catalog([d])
+    assert built == [] and catalog.by_name["lazy_read"].is_lazy
+    assert run_sync(Gateway(catalog).invoke("lazy_read", {"q": "hi"})).output == "hi"
+    assert d.json_schema["required"] == ["q"] and d.model is Query
+    assert built == ["x"]
