@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from types import MappingProxyType
@@ -26,6 +27,8 @@ class Catalog:
         self.by_category: Mapping[str, tuple[str, ...]] = MappingProxyType({})
         self.by_action: Mapping[str, tuple[str, ...]] = MappingProxyType({})
         self.version = 0
+        # Live catalogs are swapped from other threads (refreshed servers, watched tool folders).
+        self._lock = threading.RLock()
         self.register(*tools)
 
     def register(self, *items: Registrable) -> None:
@@ -34,9 +37,19 @@ class Catalog:
         Raises:
             RegistrationError: listing every problem in every item; nothing was added.
         """
+        self.replace((), items)
+
+    def replace(self, remove: Iterable[str], add: Iterable[Registrable] = ()) -> None:
+        """Swap a group of tools in one step (a refreshed server): drop `remove`, then add `add`.
+
+        All or nothing, one new version; readers never see the group half-swapped.
+
+        Raises:
+            RegistrationError: listing every problem in every item; nothing changed.
+        """
         problems: list[str] = []
         built: list[ToolDefinition] = []
-        for item in items:
+        for item in add:
             if isinstance(item, ToolDefinition):
                 found = definition_problems(item)
                 definition = None if found else item
@@ -45,17 +58,21 @@ class Catalog:
             problems.extend(found)
             if definition is not None:
                 built.append(definition)
-        counts = Counter(d.name for d in built)
-        for name, n in sorted(counts.items()):
-            if n > 1:
-                problems.append(f"{name}: defined {n} times")
-            elif name in self._tools:
-                problems.append(f"{name}: already registered")
-        if problems:
-            raise RegistrationError(problems)
-        for d in built:
-            self._tools[d.name] = d
-        self._reindex()
+        gone = set(remove)
+        with self._lock:
+            tools = {name: d for name, d in self._tools.items() if name not in gone}
+            counts = Counter(d.name for d in built)
+            for name, n in sorted(counts.items()):
+                if n > 1:
+                    problems.append(f"{name}: defined {n} times")
+                elif name in tools:
+                    problems.append(f"{name}: already registered")
+            if problems:
+                raise RegistrationError(problems)
+            for d in built:
+                tools[d.name] = d
+            self._tools = tools
+            self._reindex()
 
     def _reindex(self) -> None:
         ordered = dict(sorted(self._tools.items()))

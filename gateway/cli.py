@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .adapters import anthropic, openai
+from .agent import chat
 from .config import Settings, load_settings
 from .context import PendingConfirmation, ToolContext, ToolResult
 from .engine import Gateway, run_sync
@@ -44,6 +45,10 @@ def _parser() -> argparse.ArgumentParser:
     common.add_argument("--confirmation-mode", choices=["host", "model", "deny"])
     common.add_argument("--audit-log", help="audit log path (JSONL)")
     common.add_argument("--principal", help="who is calling (for policy and roles)")
+    common.add_argument("--agent", help="the agent identity calls are made for (file tools may require one)")
+    common.add_argument(
+        "--tools-dir", action="append", metavar="DIR", help="a directory of file-defined tools (repeatable)"
+    )
     common.add_argument("--json", action="store_true", help="machine-readable output with stable keys")
 
     parser = argparse.ArgumentParser(
@@ -63,9 +68,29 @@ def _parser() -> argparse.ArgumentParser:
     invoke.add_argument("parameters", nargs="?", default="{}", help="parameters as a JSON object")
     invoke.add_argument("--yes", action="store_true", help="approve a destructive call without asking")
     sub.add_parser("catalog", parents=[common], help="tool counts by category and action")
-    tools = sub.add_parser("tools", parents=[common], help="the meta-tool definitions the model receives")
+    tools = sub.add_parser(
+        "tools",
+        parents=[common],
+        help="the meta-tool definitions the model receives; 'tools new NAME' scaffolds a file tool, "
+        "'tools check' reports broken definitions",
+    )
     tools.add_argument("--format", choices=sorted(FORMATS), default="anthropic")
+    tools.add_argument("verb", nargs="?", choices=["new", "check"], help="scaffold or check file tools")
+    tools.add_argument("name", nargs="?", help="the new tool's name (tools new)")
+    tools.add_argument(
+        "--category", help="the new tool's category (tools new; default: its name's first word)"
+    )
     sub.add_parser("demo", parents=[common], help="play an agent-shaped session on the workspace")
+    auth = sub.add_parser("auth", parents=[common], help="connect an account, e.g. gateway auth google")
+    auth.add_argument("service", choices=["google"], help="whose sign-in to run")
+    auth.add_argument("--no-browser", action="store_true", help="print the sign-in address, open nothing")
+    serve = sub.add_parser("serve", parents=[common], help="serve the meta-tools to MCP clients")
+    serve.add_argument("--transport", choices=["stdio", "http"], help="default: stdio")
+    serve.add_argument("--host", help="HTTP address to listen on (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, help="HTTP port (default 8765; 0 picks a free one)")
+    chat.add_arguments(
+        sub.add_parser("chat", parents=[common], help="chat with an agent that uses the gateway")
+    )
     return parser
 
 
@@ -79,6 +104,8 @@ def _settings(args: argparse.Namespace) -> Settings:
             "confirmation.mode": args.confirmation_mode,
             "audit.path": args.audit_log,
             "principal": args.principal,
+            "agent": args.agent,
+            "tools_dirs": args.tools_dir,
         },
     )
 
@@ -135,12 +162,12 @@ def _discover(gw: Gateway, ctx: ToolContext, args: argparse.Namespace) -> int:
     return 0
 
 
-def _catalog(gw: Gateway, ctx: ToolContext, args: argparse.Namespace) -> int:
+def _catalog(gw: Gateway, ctx: ToolContext, args: argparse.Namespace, backend: str = "local") -> int:
     overview = gw.overview(ctx.principal)
     if args.json:
         print(_dump({k: v for k, v in overview.items() if k != "next_step"}))
         return 0
-    print(f"{overview['total_tools']} tools")
+    print(f"{overview['total_tools']} tools (backend: {backend})")
     for cat in overview["categories"]:
         actions = ", ".join(f"{a} {n}" for a, n in cat["actions"].items())
         print(f"  {cat['name']:<16} {cat['tools']:>5}  ({actions})")
@@ -176,10 +203,68 @@ def _demo(gw: Gateway, ctx: ToolContext) -> int:
     return 0
 
 
+def _tools_new(settings: Settings, args: argparse.Namespace) -> int:
+    from .tooldirs import scaffold  # file tools are an optional extra
+
+    if not args.name or not settings.tools_dirs:
+        raise UserError("usage: gateway tools new NAME --tools-dir DIR (or set GATEWAY_TOOLS_DIR)")
+    for path in scaffold(settings.tools_dirs[0], args.name, args.category):
+        print(path)
+    return 0
+
+
+def _tools_check(gw: Gateway, settings: Settings, args: argparse.Namespace) -> int:
+    """Every skipped definition with its file and line; exit 1 when there is one."""
+    from .tooldirs import FileTools
+
+    tools = gw.resources.get(FileTools)
+    if not isinstance(tools, FileTools):
+        raise UserError("no tools directory: pass --tools-dir DIR or set GATEWAY_TOOLS_DIR")
+    problems = tools.problems
+    if args.json:
+        listed = [{"path": str(p.path), "line": p.line, "message": p.message} for p in problems]
+        print(_dump({"tools": list(tools.names), "problems": listed}))
+    else:
+        for problem in problems:
+            print(problem)
+        print(f"{len(tools.names)} tools loaded, {len(problems)} problems")
+    return 1 if problems else 0
+
+
+def _auth(settings: Settings, args: argparse.Namespace) -> int:
+    """A service's sign-in, registered by the service package in the `metatool_gateway.auth` entry points."""
+    from importlib.metadata import entry_points
+
+    from .toolset import ProviderOptions
+
+    found = [ep for ep in entry_points(group="metatool_gateway.auth") if ep.name == args.service]
+    if not found:
+        raise UserError(
+            f"no sign-in for {args.service!r} is installed; pip install 'metatool-gateway[google]'"
+        )
+    options = ProviderOptions(
+        data_dir=settings.data_dir,
+        timezone=settings.timezone,
+        backend=args.service,
+        extra={args.service: getattr(settings, args.service).model_dump()},
+    )
+    print(found[0].load()(options, open_browser=not args.no_browser))
+    print(f"active backend: {settings.backend}")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         settings = _settings(args)
+        if args.command == "serve":
+            from .adapters.mcp_server import serve  # the MCP SDK is an optional extra
+
+            return serve(settings, transport=args.transport, host=args.host, port=args.port)
+        if args.command == "tools" and args.verb == "new":
+            return _tools_new(settings, args)
+        if args.command == "auth":
+            return _auth(settings, args)
         approver = _terminal_approver(args.yes) if args.command == "invoke" else None
         with open_gateway(settings, approver=approver) as gw:
             ctx = ToolContext(principal=principal_from(settings), session_id="cli")
@@ -194,7 +279,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                     run_sync(gw.invoke(args.tool_name, args.parameters, context=ctx)), args.json
                 )
             if args.command == "catalog":
-                return _catalog(gw, ctx, args)
+                return _catalog(gw, ctx, args, settings.backend)
+            if args.command == "chat":
+                return chat.run_chat(gw, ctx, args)
+            if args.command == "tools" and args.verb == "check":
+                return _tools_check(gw, settings, args)
             if args.command == "tools":
                 print(_dump(FORMATS[args.format](gw.meta)))
                 return 0

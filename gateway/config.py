@@ -15,7 +15,15 @@ from typing import Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import platformdirs
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from .errors import ConfigError
 
@@ -55,12 +63,64 @@ class PrincipalSettings(_Section):
 class ConfirmationSettings(_Section):
     mode: Literal["host", "model", "deny"] = "host"
     ttl_seconds: float = Field(300.0, gt=0)
+    # Where pending confirmations live: one process (memory), processes on one machine (sqlite),
+    # several machines (redis). Processes sharing a store must share `secret` too.
+    store: Literal["memory", "sqlite", "redis"] = "memory"
+    path: Path | None = None
+    redis_url: str = "redis://127.0.0.1:6379/0"
+    secret: SecretStr | None = Field(None, min_length=32)
+
+    @model_validator(mode="after")
+    def _shared_store_has_a_shared_secret(self) -> ConfirmationSettings:
+        if self.store != "memory" and self.secret is None:
+            raise ValueError(
+                f"store {self.store!r} is shared between processes, so they need the same secret: "
+                "set GATEWAY_CONFIRMATION_SECRET (32 characters or more) in each"
+            )
+        return self
+
+
+class TokenSettings(_Section):
+    """A bearer token of `gateway serve` over HTTP, mapped to a principal (its roles: [principals])."""
+
+    principal: str
+    sha256: str | None = Field(None, pattern=r"^[0-9a-f]{64}$")
+    env: str | None = None
+
+    @model_validator(mode="after")
+    def _one_source(self) -> TokenSettings:
+        if (self.sha256 is None) == (self.env is None):
+            raise ValueError(
+                "give exactly one of sha256 (the token's hex digest) or env (a variable holding it)"
+            )
+        return self
+
+
+class ServeSettings(_Section):
+    transport: Literal["stdio", "http"] = "stdio"
+    host: str = "127.0.0.1"
+    port: int = Field(8765, ge=0, le=65535)
+    path: str = Field("/mcp", pattern=r"^/")
+    tokens: list[TokenSettings] = []
 
 
 class AuditSettings(_Section):
     enabled: bool = True
     path: Path | None = None
     fsync: bool = False
+
+
+class GoogleSettings(_Section):
+    """The Google backend (`backend = "google"`): how to authenticate and which services to enable."""
+
+    credentials: Literal["oauth", "adc", "service_account"] = "oauth"
+    client_secrets: Path | None = None  # the OAuth "Desktop app" client file, for `gateway auth google`
+    token_file: Path | None = None  # default: <data_dir>/google-token.json
+    service_account_file: Path | None = None
+    subject: str | None = None  # the user a service account acts as (domain-wide delegation)
+    services: list[Literal["calendar", "gmail", "tasks"]] = ["calendar", "gmail", "tasks"]
+    allow_permanent_delete: bool = False  # gmail_delete_message; needs full Gmail access
+    send_updates: Literal["all", "externalOnly", "none"] = "all"  # guest emails on event changes
 
 
 class Settings(_Section):
@@ -70,12 +130,20 @@ class Settings(_Section):
     backend: Literal["local", "google"] = "local"
     timezone: str = "UTC"
     catalogs: list[str] = ["workspace"]
+    mcp_servers: Path | None = None
+    """A fronting file in the `mcpServers` shape; its servers' tools join the catalog (docs/mcp-fronting.md)."""
+    tools_dirs: list[Path] = []
+    """Directories of tools defined as files; an earlier one wins a name (docs/file-tools.md)."""
     seed_demo: bool = True
     principal: str = "local"
+    agent: str | None = None
+    """The agent identity calls are made for; file tools may be limited to some agents."""
     principals: dict[str, PrincipalSettings] = {}
     policy: PolicySettings = PolicySettings()
     confirmation: ConfirmationSettings = ConfirmationSettings()
     audit: AuditSettings = AuditSettings()
+    serve: ServeSettings = ServeSettings()
+    google: GoogleSettings = GoogleSettings()
 
     @field_validator("timezone")
     @classmethod
@@ -92,17 +160,35 @@ class Settings(_Section):
     def audit_path(self) -> Path:
         return self.audit.path or self.data_dir / "audit.jsonl"
 
+    @property
+    def confirmation_path(self) -> Path:
+        return self.confirmation.path or self.data_dir / "confirmations.sqlite3"
 
-# Environment variable -> dotted settings key. Lists are comma-separated.
+
+# Environment variable -> dotted settings key. Lists are comma-separated; tools directories os.pathsep-separated.
 ENVIRONMENT: Mapping[str, str] = {
     "GATEWAY_DATA_DIR": "data_dir",
     "GATEWAY_BACKEND": "backend",
     "GATEWAY_TIMEZONE": "timezone",
     "GATEWAY_CATALOGS": "catalogs",
+    "GATEWAY_MCP_SERVERS": "mcp_servers",
+    "GATEWAY_TOOLS_DIR": "tools_dirs",
+    "GATEWAY_AGENT": "agent",
     "GATEWAY_SEED_DEMO": "seed_demo",
     "GATEWAY_PRINCIPAL": "principal",
     "GATEWAY_CONFIRMATION_MODE": "confirmation.mode",
     "GATEWAY_AUDIT_LOG": "audit.path",
+    "GATEWAY_CONFIRMATION_STORE": "confirmation.store",
+    "GATEWAY_CONFIRMATION_SECRET": "confirmation.secret",
+    "GATEWAY_REDIS_URL": "confirmation.redis_url",
+    "GATEWAY_SERVE_TRANSPORT": "serve.transport",
+    "GATEWAY_SERVE_HOST": "serve.host",
+    "GATEWAY_SERVE_PORT": "serve.port",
+    "GATEWAY_GOOGLE_CREDENTIALS": "google.credentials",
+    "GATEWAY_GOOGLE_CLIENT_SECRETS": "google.client_secrets",
+    "GATEWAY_GOOGLE_TOKEN_FILE": "google.token_file",
+    "GATEWAY_GOOGLE_SERVICE_ACCOUNT_FILE": "google.service_account_file",
+    "GATEWAY_GOOGLE_SUBJECT": "google.subject",
 }
 
 
@@ -162,6 +248,8 @@ def load_settings(
             value: Any = env[var]
             if key == "catalogs":
                 value = [part.strip() for part in value.split(",") if part.strip()]
+            elif key == "tools_dirs":  # a search path, like PATH
+                value = [part for part in value.split(os.pathsep) if part]
             _set(tree, key, value)
     for key, value in (overrides or {}).items():
         if value is not None:

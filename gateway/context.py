@@ -17,10 +17,11 @@ _EMPTY: Mapping[Any, Any] = MappingProxyType({})
 
 @dataclass(frozen=True, slots=True)
 class Principal:
-    """Who is calling: a user or service identity and the roles it holds."""
+    """Who is calling: a user or service identity, the roles it holds, and the agent acting for it."""
 
     id: str = "local"
     roles: frozenset[str] = frozenset()
+    agent: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,9 +13,10 @@ import hashlib
 import json
 import logging
 import math
+import os
 import time
 from collections.abc import Awaitable, Collection, Mapping
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -81,6 +82,8 @@ class Gateway:
         audit: where invocation records go (None: nowhere).
         redact: applied to parameters before they are audited.
         default_timeout: seconds a handler may run when its definition sets none.
+        search_cache_dir: where the search index of a large catalog is cached (None: the user's
+            cache directory; False: never cached). See `SearchIndex.load_or_build`.
     """
 
     def __init__(
@@ -94,6 +97,7 @@ class Gateway:
         redact: Redactor = redact_secrets,
         default_timeout: float = DEFAULT_TIMEOUT_SECONDS,
         max_parameter_bytes: int = MAX_PARAMETER_BYTES,
+        search_cache_dir: str | os.PathLike[str] | Literal[False] | None = None,
     ) -> None:
         from .meta_tools import build_meta_catalog
 
@@ -104,6 +108,7 @@ class Gateway:
         self.auditor = Auditor(audit, redact)
         self.default_timeout = default_timeout
         self.max_parameter_bytes = max_parameter_bytes
+        self.search_cache_dir = search_cache_dir
         self.meta = build_meta_catalog(self)
         self._index: tuple[int, SearchIndex] | None = None
         self._visible: dict[tuple[int, Principal], tuple[ToolDefinition, ...]] = {}
@@ -130,7 +135,12 @@ class Gateway:
 
     def index(self) -> SearchIndex:
         if self._index is None or self._index[0] != self.catalog.version:
-            self._index = (self.catalog.version, SearchIndex(self.catalog))
+            cache = self.search_cache_dir
+            if cache is False:
+                built = SearchIndex(self.catalog)
+            else:  # a large catalog's index comes from the disk cache when its text is unchanged
+                built = SearchIndex.load_or_build(self.catalog, cache)
+            self._index = (self.catalog.version, built)
         return self._index[1]
 
     def unknown_tool(self, name: str, principal: Principal) -> UnknownTool:
@@ -176,7 +186,7 @@ class Gateway:
         if not query and not categories and not actions:
             return self.overview(principal)
         visible = self.visible(principal)
-        known_categories = sorted({d.category for d in visible})
+        known_categories = sorted({d.category for d in visible}) if categories else []
         unknown = [c for c in categories or () if c not in known_categories]
         if unknown:
             raise ToolInputError(
@@ -184,27 +194,26 @@ class Gateway:
                 f"Categories: {', '.join(known_categories)}",
                 field="categories",
             )
-        pool = [
-            d
-            for d in visible
-            if (not categories or d.category in categories) and (not actions or d.action in actions)
-        ]
-        if query:
-            exact = [d for d in pool if d.name == query.lower()]
-            prefix = sorted(
-                (d for d in pool if d.name.startswith(query.lower()) and d not in exact), key=lambda d: d.name
-            )
-            seen = {d.name for d in exact + prefix}
-            ranked = [d for d, _ in self.index().search(query, {d.name for d in pool}) if d.name not in seen]
-            hits = exact + prefix + ranked
-        else:
-            hits = pool
         signature = hashlib.sha256(
             json.dumps([query, sorted(categories or ()), sorted(actions or ())]).encode()
         ).hexdigest()[:8]
         offset = _decode_cursor(cursor, signature) if cursor else 0
         limit = max(1, min(limit, MAX_DISCOVER_LIMIT))
-        page = hits[offset : offset + limit]
+        if query:
+            # The index ranks (exact name, name prefix, then score) and filters; a principal who
+            # sees every tool needs no name filter.
+            allowed = None if len(visible) == len(self.catalog) else {d.name for d in visible}
+            found, total = self.index().page(
+                query, allowed, categories=categories, actions=actions, offset=offset, limit=limit
+            )
+            page = [d for d, _ in found]
+        else:
+            pool = [
+                d
+                for d in visible
+                if (not categories or d.category in categories) and (not actions or d.action in actions)
+            ]
+            page, total = pool[offset : offset + limit], len(pool)
         out: dict[str, Any] = {
             "tools": [
                 {
@@ -216,11 +225,11 @@ class Gateway:
                 }
                 for d in page
             ],
-            "total": len(hits),
+            "total": total,
         }
-        if offset + limit < len(hits):
+        if offset + limit < total:
             out["next_cursor"] = _encode_cursor(offset + limit, signature)
-        if hits:
+        if total:
             out["next_step"] = "Call get_tool_schema with the chosen tool_name before invoking it."
             return out
         out["message"] = "No tool matched." if query else "No tool has that category and action."
@@ -232,7 +241,7 @@ class Gateway:
             related = sorted({d.category for d, _ in self.index().search(query, {d.name for d in visible})})
             if related:
                 suggestions["categories_with_related_tools"] = related[:5]
-        suggestions["categories"] = known_categories
+        suggestions["categories"] = known_categories or sorted({d.category for d in visible})
         out["suggestions"] = suggestions
         out["next_step"] = (
             "Try other words (a verb and an object, e.g. 'delete event'), drop the filters, "

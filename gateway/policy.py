@@ -1,7 +1,8 @@
 """Who may use which tool: allow/deny rules by name pattern, category and action, scoped by role.
 
 A denied tool is invisible: discovery does not list it, its schema is not shown, and
-invoking it answers exactly as for a tool that does not exist.
+invoking it answers exactly as for a tool that does not exist. A tool may also name its own
+audience (file tools do, with `roles` and `agents`); outside it, the tool is just as invisible.
 """
 
 from __future__ import annotations
@@ -46,13 +47,35 @@ class Rule:
 
 
 @dataclass(frozen=True)
+class Audience:
+    """Whom a tool is for: a user holding one of `roles`, through one of `agents`. Empty: anyone."""
+
+    roles: frozenset[str] = frozenset()
+    agents: frozenset[str] = frozenset()
+
+    def admits(self, principal: Principal) -> bool:
+        if self.roles and not self.roles & principal.roles:
+            return False
+        return not self.agents or principal.agent in self.agents
+
+
+def audience_of(tool: ToolDefinition) -> Audience | None:
+    """The audience a tool declares for itself, if any (an `audience` attribute, as file tools carry)."""
+    found = getattr(tool, "audience", None)
+    return found if isinstance(found, Audience) else None
+
+
+@dataclass(frozen=True)
 class Policy:
-    """Deny beats allow; a tool no rule mentions gets `default`."""
+    """The tool's own audience first; then deny beats allow; a tool no rule mentions gets `default`."""
 
     rules: tuple[Rule, ...] = ()
     default: Effect = "allow"
 
     def allows(self, tool: ToolDefinition, principal: Principal) -> bool:
+        audience = audience_of(tool)
+        if audience is not None and not audience.admits(principal):
+            return False
         applicable = [r for r in self.rules if r.applies_to(principal) and r.matches(tool)]
         if any(r.effect == "deny" for r in applicable):
             return False

@@ -13,6 +13,7 @@ from .confirmation import Approver, ConfirmationGate
 from .context import Principal
 from .engine import Gateway
 from .policy import Policy, Rule
+from .stores import close_store, open_store
 from .toolset import ProviderOptions, load_provider
 
 
@@ -33,7 +34,7 @@ def policy_from(settings: Settings) -> Policy:
 def principal_from(settings: Settings, principal_id: str | None = None) -> Principal:
     pid = principal_id or settings.principal
     entry = settings.principals.get(pid)
-    return Principal(id=pid, roles=frozenset(entry.roles if entry else ()))
+    return Principal(id=pid, roles=frozenset(entry.roles if entry else ()), agent=settings.agent)
 
 
 @contextmanager
@@ -44,28 +45,51 @@ def open_gateway(
     clock: Callable[[], datetime] | None = None,
 ) -> Iterator[Gateway]:
     """A Gateway over the configured catalogs; resources are closed on exit."""
+    catalog = Catalog()
+    policy = policy_from(settings)
     options = ProviderOptions(
         data_dir=settings.data_dir,
         timezone=settings.timezone,
         backend=settings.backend,
         seed_demo=settings.seed_demo,
         clock=clock,
+        # For the fronting provider ("mcp"): the live catalog it refreshes, deny rules to apply before
+        # indexing, its file and its cache.
+        extra={
+            "catalog": catalog,
+            "policy": policy,
+            "mcp_servers": settings.mcp_servers,
+            "mcp_cache_dir": settings.data_dir / "mcp",
+            "tools_dirs": settings.tools_dirs,  # for the tools-directory provider ("files")
+            "google": settings.google.model_dump(),  # for the workspace provider's Google backend
+        },
     )
-    catalog = Catalog()
+    specs = [spec for spec in settings.catalogs if spec not in ("files", "mcp")]
+    if settings.tools_dirs or "files" in settings.catalogs:
+        specs.append("files")  # after the built-in catalogs, whose tools win name clashes
+    if settings.mcp_servers is not None or "mcp" in settings.catalogs:
+        specs.append("mcp")  # last, so built-in tools win name clashes
     resources: dict[type, object] = {}
     closers: list[Callable[[], None]] = []
     audit = JsonlAuditLog(settings.audit_path, fsync=settings.audit.fsync) if settings.audit.enabled else None
     try:
-        for spec in settings.catalogs:
+        for spec in specs:
             toolset = load_provider(spec)(options)
             if toolset.close is not None:
                 closers.append(toolset.close)
             catalog.merge(toolset.catalog)
             resources.update(toolset.resources)
+        store = open_store(settings)
+        closers.append(lambda: close_store(store))
+        secret = settings.confirmation.secret
         gate = ConfirmationGate(
-            settings.confirmation.mode, approver=approver, ttl_seconds=settings.confirmation.ttl_seconds
+            settings.confirmation.mode,
+            approver=approver,
+            ttl_seconds=settings.confirmation.ttl_seconds,
+            store=store,
+            secret=secret.get_secret_value().encode() if secret else None,
         )
-        yield Gateway(catalog, resources=resources, policy=policy_from(settings), gate=gate, audit=audit)
+        yield Gateway(catalog, resources=resources, policy=policy, gate=gate, audit=audit)
     finally:
         for close in reversed(closers):
             with suppress(Exception):

@@ -72,10 +72,11 @@ class NewEvent(BaseModel):
 
 
 class Event(NewEvent):
-    """A calendar event."""
+    """A calendar event; an occurrence of a recurring event names its series in `recurring_event_id`."""
 
     id: str
     calendar_id: str
+    recurring_event_id: str | None = None
 
 
 class EventChanges(BaseModel):
@@ -247,7 +248,10 @@ class MailBackend(Protocol):
         """Delete for good, skipping the trash."""
         ...
 
-    def list_labels(self) -> list[Label]: ...
+    def list_labels(self, *, counts: bool = True) -> list[Label]:
+        """Every label; with `counts=False` the message counts may be left at 0 (Gmail needs a request
+        per label to count, and most callers only want the names)."""
+        ...
 
     def create_label(self, name: str) -> Label: ...
 

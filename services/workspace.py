@@ -1,8 +1,9 @@
 """The workspace catalog (Calendar, Gmail, Tasks) and its provider, `provide(options) -> Toolset`.
 
 The catalog is built once, at import, from the decorated tool functions; `provide` opens the local
-workspace file and hands the backends to the gateway as resources. The gateway finds `provide` through
-the `metatool_gateway.catalogs` entry point named "workspace".
+workspace file (backend "local", the default) or connects to Google (backend "google", imported only
+then), and hands the backends to the gateway as resources. The gateway finds `provide` through the
+`metatool_gateway.catalogs` entry point named "workspace".
 """
 
 from __future__ import annotations
@@ -58,7 +59,7 @@ BY_CATEGORY = CATALOG.by_category
 BY_ACTION = CATALOG.by_action
 BY_NAME = CATALOG.by_name
 
-BACKENDS = ("local",)
+BACKENDS = ("local", "google")
 
 
 def _system_clock() -> datetime:
@@ -70,17 +71,26 @@ def provide(options: ProviderOptions) -> Toolset:
 
     A fresh, empty workspace gets the demo data when `options.seed_demo` is set. `options.clock`
     (default: the system clock) dates everything the workspace writes and every "today" the tools read.
+    With `options.backend == "google"` the same tools run on Google Calendar, Gmail and Tasks, configured
+    by `options.extra["google"]` (docs/google.md); the local file is not touched.
 
     Raises:
-        UserError: an unknown backend or timezone, or a workspace file written by a newer version.
+        UserError: an unknown backend or timezone, a workspace file written by a newer version, or
+            unusable Google settings or credentials.
     """
     if options.backend not in BACKENDS:
-        raise UserError(
-            f"backend {options.backend!r} is not available: the Google backend is not installed yet; "
-            "use backend 'local'"
-        )
+        raise UserError(f"backend {options.backend!r} is not available; use one of: {', '.join(BACKENDS)}")
     zone = zone_of(options.timezone)  # fail now, at startup, on a misspelt timezone
     settings = WorkspaceSettings(timezone=options.timezone, clock=options.clock or _system_clock)
+    if options.backend == "google":
+        try:
+            # Imported here, so the Google libraries load only for the Google backend.
+            from .google.provider import provide_google
+        except ImportError as exc:
+            raise UserError(
+                f"the Google backend needs the google extra: pip install 'metatool-gateway[google]' ({exc.name})"
+            ) from None
+        return provide_google(options, catalog=CATALOG, settings=settings)
     # The store reads the same clock through the settings, so a naive reading means the same everywhere.
     store = LocalStore(options.data_dir / FILE_NAME, clock=settings.now)
     if options.seed_demo:

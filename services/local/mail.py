@@ -111,7 +111,8 @@ class LocalMail:
             _message_row(conn, message_id)
             conn.execute("DELETE FROM messages WHERE id = ?", (message_id,))
 
-    def list_labels(self) -> list[Label]:
+    def list_labels(self, *, counts: bool = True) -> list[Label]:
+        # Counting is one query here, so the counts are always filled in.
         with self._store.read() as conn:
             rows = conn.execute(
                 "SELECT l.id, l.name, l.type,"

@@ -294,12 +294,12 @@ def _modify(ctx: ToolContext, message_ids: list[str], *, add: list[str], remove:
 
 
 def _label_names(mail: MailBackend) -> dict[str, str]:
-    return {label.id: label.name for label in mail.list_labels()}
+    return {label.id: label.name for label in mail.list_labels(counts=False)}
 
 
 def _label_id(mail: MailBackend, name: str, *, field: str, create: bool) -> str:
     wanted = name.strip().casefold()
-    labels = mail.list_labels()
+    labels = mail.list_labels(counts=False)
     for label in labels:
         if wanted in (label.name.casefold(), label.id.casefold()):
             if label.id in _PROTECTED_LABELS:

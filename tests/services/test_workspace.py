@@ -99,10 +99,15 @@ def test_without_a_clock_the_workspace_reads_real_time(tmp_path: Path) -> None:
     assert settings.now().tzinfo is not None
 
 
-def test_a_google_backend_is_refused_until_it_is_installed(tmp_path: Path) -> None:
-    with pytest.raises(UserError, match="Google backend is not installed"):
+def test_a_google_backend_without_credentials_is_refused_at_startup(tmp_path: Path) -> None:
+    with pytest.raises(UserError, match="gateway auth google"):
         provide(ProviderOptions(data_dir=tmp_path, backend="google"))
     assert not (tmp_path / "workspace.sqlite3").exists()
+
+
+def test_an_unknown_backend_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(UserError, match="'ftp' is not available"):
+        provide(ProviderOptions(data_dir=tmp_path, backend="ftp"))
 
 
 def test_an_unknown_timezone_is_refused_at_startup(tmp_path: Path) -> None:

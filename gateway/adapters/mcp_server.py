@@ -1,0 +1,339 @@
+"""`gateway serve`: the three meta-tools as an MCP server, over stdio or Streamable HTTP.
+
+The server lists exactly discover_tools, get_tool_schema and invoke_tool, and sends every call
+through `Gateway.call`, the one chokepoint. A destructive call asks the human through MCP
+elicitation when the client can show one, in the way the negotiated protocol allows:
+
+- 2026-07-28 and later: the call answers `InputRequiredResult` with the question; the client
+  asks the user and calls again with the answer and the (sealed) `requestState`, which carries
+  only the pending confirmation's id. Any replica that shares the confirmation store and the
+  secret can take that second round.
+- earlier versions: an `elicitation/create` request on the call's own channel, when the
+  transport has one (stdio does; stateless HTTP does not).
+
+A client that cannot be asked gets the confirmation gate's own answer (a pending id in "host"
+and "model" modes, a refusal in "deny" mode). The model never answers an elicitation.
+
+Over HTTP the server is stateless per request: replicas behind a load balancer need only the
+same confirmation store and secret. Bearer tokens, when configured, map to principals.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import logging
+import os
+import signal
+import socket
+import sys
+import threading
+from collections.abc import Mapping
+from importlib.metadata import PackageNotFoundError, version
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp.server import CacheHint, Server, ServerRequestContext
+from mcp.server.auth.middleware.auth_context import get_access_token
+from mcp.server.auth.provider import AccessToken
+from mcp.server.auth.settings import AuthSettings
+from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
+from mcp.server.stdio import stdio_server
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+from ..config import APP_NAME, Settings
+from ..context import PendingConfirmation, Principal, ToolContext, ToolResult
+from ..engine import Gateway
+from ..errors import UserError
+from ..rendering import safe_text
+from ..runtime import open_gateway, principal_from
+from . import mcp
+
+log = logging.getLogger("gateway.mcp")
+
+CONFIRM_KEY = "confirm"
+"""Key of the approval question in an `InputRequiredResult`."""
+
+_CONFIRM_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "approve": {
+            "type": "boolean",
+            "title": "Approve",
+            "description": "Run this action now.",
+            "default": True,
+        }
+    },
+    "required": ["approve"],
+}
+_MAX_QUESTION = 600
+
+
+class TokenVerifier:
+    """Static bearer tokens, known by their SHA-256 digests, each mapped to a principal id.
+
+    Only digests are held; the token itself is never stored, logged or put in a result.
+    """
+
+    def __init__(self, digests: Mapping[str, str]) -> None:
+        self._digests = dict(digests)
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        digest = hashlib.sha256(token.encode()).hexdigest()
+        found = None
+        for known, principal in self._digests.items():  # every entry, in constant time each
+            if hmac.compare_digest(known, digest):
+                found = principal
+        if found is None:
+            return None
+        return AccessToken(token="", client_id=found, subject=found, scopes=[])
+
+
+def token_digests(settings: Settings, environ: Mapping[str, str]) -> dict[str, str]:
+    """`serve.tokens` as {sha256 hex digest: principal id}.
+
+    Raises:
+        UserError: a token names an environment variable that is not set.
+    """
+    digests: dict[str, str] = {}
+    for entry in settings.serve.tokens:
+        if entry.env is not None:
+            value = environ.get(entry.env, "")
+            if not value:
+                raise UserError(
+                    f"serve.tokens: environment variable {entry.env} (for {entry.principal}) is not set"
+                )
+            digests[hashlib.sha256(value.encode()).hexdigest()] = entry.principal
+        elif entry.sha256 is not None:
+            digests[entry.sha256] = entry.principal
+    return digests
+
+
+def category_counts(gw: Gateway, principals: list[Principal]) -> dict[str, int]:
+    """Tools per category, counting only tools every one of `principals` may see."""
+    shared: set[str] | None = None
+    for principal in principals:
+        names = {d.name for d in gw.visible(principal)}
+        shared = names if shared is None else shared & names
+    counts: dict[str, int] = {}
+    for d in gw.catalog:
+        if shared is not None and d.name in shared:
+            counts[d.category] = counts.get(d.category, 0) + 1
+    return counts
+
+
+def request_state_key(secret: bytes) -> bytes:
+    """The key that seals `requestState`, derived so it differs from the gate's HMAC key."""
+    return hmac.new(secret, b"metatool-gateway/request-state", hashlib.sha256).digest()
+
+
+class _Handlers:
+    def __init__(self, gw: Gateway, settings: Settings, transport: str) -> None:
+        self.gw = gw
+        self.settings = settings
+        self.session_id = f"mcp-{transport}"
+        self.default_principal = principal_from(settings)
+        listed = [types.Tool.model_validate(t) for t in mcp.tools(gw.meta)]
+        self.tools = types.ListToolsResult(tools=listed)
+        self.schemas = {d.name: d.json_schema for d in gw.meta}
+
+    def principal(self) -> Principal:
+        token = get_access_token()
+        if token is None:
+            return self.default_principal
+        return principal_from(self.settings, token.client_id)
+
+    async def list_tools(
+        self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return self.tools
+
+    async def call_tool(
+        self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        context = ToolContext(principal=self.principal(), session_id=self.session_id)
+        arguments = dict(params.arguments or {})
+        if params.name == "invoke_tool" and params.request_state is not None:
+            pending_id, call_id = _resumed(params.request_state)
+            answer = (params.input_responses or {}).get(CONFIRM_KEY)
+            record = self.gw.gate.store.get(pending_id) if pending_id else None
+            # The state is sealed and bound to these arguments and caller; checked again all the same.
+            if record is not None and record.pending.principal == context.principal.id:
+                context = ToolContext(
+                    principal=context.principal, session_id=self.session_id, call_id=call_id
+                )
+                if not isinstance(answer, types.ElicitResult):  # retried without an answer: ask again
+                    return _input_required(record.pending, call_id)
+                return _result(await self._decide(record.pending.pending_id, answer, arguments, context))
+        result = await self.gw.call(params.name, arguments, context)
+        pending = result.pending
+        if result.status != "confirmation_required" or pending is None or not _can_elicit(ctx):
+            return _result(result)
+        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            return _input_required(pending, context.call_id)
+        try:
+            # No answer before the confirmation expires is as good as none.
+            with anyio.fail_after(self.gw.gate.ttl_seconds):
+                answer = await ctx.session.elicit_form(
+                    _question(pending), _CONFIRM_SCHEMA, related_request_id=ctx.request_id
+                )
+        except Exception:
+            # The client could not ask after all: the call stays pending, as without elicitation.
+            log.warning("elicitation failed for %s; leaving it pending", pending.tool, exc_info=True)
+            return _result(result)
+        return _result(await self._decide(pending.pending_id, answer, arguments, context))
+
+    async def _decide(
+        self, pending_id: str, answer: types.ElicitResult, arguments: dict[str, Any], context: ToolContext
+    ) -> ToolResult:
+        """Record the human's answer, then redeem the confirmation: the gate runs or refuses the call."""
+        content = answer.content or {}
+        if answer.action == "accept" and content.get("approve") is True:
+            self.gw.approve(pending_id)
+        else:
+            self.gw.deny(pending_id)
+        return await self.gw.call("invoke_tool", {**arguments, "confirmation": pending_id}, context)
+
+
+def _resumed(request_state: str) -> tuple[str, str]:
+    """(pending id, call id) from a second round's state; empty strings when it holds none."""
+    # The boundary has verified and unsealed the state, so it is the text a replica minted.
+    try:
+        state = json.loads(request_state)
+    except ValueError:
+        return "", ""
+    if not isinstance(state, dict):
+        return "", ""
+    pending_id, call_id = state.get("pending_id"), state.get("call_id")
+    return (pending_id, call_id) if isinstance(pending_id, str) and isinstance(call_id, str) else ("", "")
+
+
+def _can_elicit(ctx: ServerRequestContext[Any]) -> bool:
+    capabilities = ctx.session.client_capabilities
+    elicitation = capabilities.elicitation if capabilities is not None else None
+    # A bare `elicitation: {}` (from before modes existed) means form support; URL-only does not.
+    if elicitation is None or (elicitation.form is None and elicitation.url is not None):
+        return False
+    return ctx.protocol_version in MODERN_PROTOCOL_VERSIONS or ctx.session.can_send_request
+
+
+def _question(pending: PendingConfirmation) -> str:
+    return safe_text(f"Approve this action? {pending.preview}", _MAX_QUESTION)
+
+
+def _input_required(pending: PendingConfirmation, call_id: str) -> types.InputRequiredResult:
+    """Ask the user through the client; the state brings back which confirmation, for which call."""
+    request = types.ElicitRequest(
+        params=types.ElicitRequestFormParams(message=_question(pending), requested_schema=_CONFIRM_SCHEMA)
+    )
+    state = json.dumps({"pending_id": pending.pending_id, "call_id": call_id})
+    return types.InputRequiredResult(input_requests={CONFIRM_KEY: request}, request_state=state)
+
+
+def _result(result: ToolResult) -> types.CallToolResult:
+    return types.CallToolResult.model_validate(mcp.call_result(result))
+
+
+def build_server(gw: Gateway, settings: Settings, *, transport: str = "stdio") -> Server[Any]:
+    """The MCP server for `gw`: three meta-tools, instructions, elicitation, sealed request state."""
+    handlers = _Handlers(gw, settings, transport)
+    principals = [handlers.default_principal]
+    if transport == "http" and settings.serve.tokens:
+        principals = [principal_from(settings, t.principal) for t in settings.serve.tokens]
+    try:
+        server_version = version("metatool-gateway")
+    except PackageNotFoundError:
+        server_version = ""
+    server: Server[Any] = Server(
+        APP_NAME,
+        version=server_version,
+        instructions=mcp.instructions(category_counts(gw, principals)),
+        # The list is three fixed tools, the same for every caller, so clients may keep it.
+        cache_hints={"tools/list": CacheHint(ttl_ms=24 * 3600 * 1000, scope="public")},
+        on_list_tools=handlers.list_tools,
+        on_call_tool=handlers.call_tool,
+        get_tool_input_schema=handlers.schemas.get,
+    )
+    secret = settings.confirmation.secret
+    ttl = settings.confirmation.ttl_seconds
+    security = (
+        RequestStateSecurity(keys=[request_state_key(secret.get_secret_value().encode())], ttl=ttl)
+        if secret is not None
+        else RequestStateSecurity.ephemeral(ttl=ttl)
+    )
+    server.middleware.append(RequestStateBoundary(security, default_audience=APP_NAME))
+    return server
+
+
+def serve(
+    settings: Settings,
+    *,
+    transport: str | None = None,
+    host: str | None = None,
+    port: int | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> int:
+    """Serve until stopped (end of stdin, or SIGINT/SIGTERM for HTTP). Returns the exit status."""
+    transport = transport or settings.serve.transport
+    digests = (
+        token_digests(settings, os.environ if environ is None else environ) if transport == "http" else {}
+    )
+    if transport == "http" and threading.current_thread() is threading.main_thread():
+        # uvicorn handles SIGINT/SIGTERM while serving (a graceful stop) and raises them again once
+        # stopped. Either way they end up here and exit cleanly: the store and audit log get closed.
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, _exit)
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="gateway: %(levelname)s %(message)s")
+    with open_gateway(settings) as gw:
+        gw.index()  # build the search index now, not in the first client's discover_tools call
+        server = build_server(gw, settings, transport=transport)
+        if transport == "stdio":
+            anyio.run(_serve_stdio, server)
+        else:
+            anyio.run(_serve_http, server, settings, host or settings.serve.host, port, digests)
+    return 0
+
+
+def _exit(signum: int, frame: object) -> None:
+    raise SystemExit(0)
+
+
+async def _serve_stdio(server: Server[Any]) -> None:
+    async with stdio_server() as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())
+
+
+async def _serve_http(
+    server: Server[Any], settings: Settings, host: str, port: int | None, digests: dict[str, str]
+) -> None:
+    import uvicorn
+
+    path = settings.serve.path
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.create_server((host, settings.serve.port if port is None else port), family=family)
+    # asyncio sets TCP_NODELAY only on sockets whose proto is IPPROTO_TCP, and create_server leaves
+    # it 0; without it each keep-alive response waits out the client's delayed ACK (about 40 ms).
+    # Accepted sockets inherit the option from the listening one.
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    bound = sock.getsockname()[1]
+    shown = f"[{host}]" if family == socket.AF_INET6 else host
+    url = f"http://{shown}:{bound}{path}"
+    # The SDK wants an issuer; static tokens have none, so the server names itself.
+    auth = AuthSettings.model_validate({"issuer_url": url, "resource_server_url": None}) if digests else None
+    app = server.streamable_http_app(
+        streamable_http_path=path,
+        stateless_http=True,
+        json_response=True,
+        host=host,
+        auth=auth,
+        token_verifier=TokenVerifier(digests) if digests else None,
+    )
+    if not digests and host not in ("127.0.0.1", "localhost", "::1"):
+        log.warning(
+            "serving on %s without tokens: anyone who can reach it acts as %s", host, settings.principal
+        )
+    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")
+    print(f"gateway: serving MCP on {url}", file=sys.stderr, flush=True)
+    await uvicorn.Server(config).serve(sockets=[sock])

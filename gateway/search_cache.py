@@ -1,0 +1,178 @@
+"""A disk cache for search indexes: a large catalog is indexed once, then loaded in milliseconds.
+
+A cached index is one file named by a fingerprint: a hash of everything the index reads from the
+tools (names, categories, actions, summaries, descriptions, parameter text, tags) plus
+`ENGINE_VERSION` and whether it holds embeddings, so a changed tool or a changed engine is never
+served a stale index. The file holds flat arrays and a JSON header, not a pickle: a cache directory
+someone else can write to cannot make the gateway run code, and a damaged file is rebuilt.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import logging
+import os
+import sys
+import tempfile
+from array import array
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ENGINE_VERSION = "search-2"
+"""Changes whenever tokenisation, weights or the file layout change: old files are then ignored."""
+MAX_CACHED_INDEXES = 8
+"""Files kept in a cache directory; the least recently used are removed beyond this."""
+_MAGIC = b"MTGSIDX\x01"
+_SUFFIX = ".searchindex"
+_log = logging.getLogger(__name__)
+
+
+def default_cache_dir() -> Path:
+    """Where indexes are cached unless told otherwise: the user's cache directory."""
+    import platformdirs
+
+    return platformdirs.user_cache_path("metatool-gateway") / "search-index"
+
+
+def fingerprint(rows: Iterable[Sequence[str]], semantic: bool) -> str:
+    """A hash of the searchable text of every tool (in index order), the engine and the layers."""
+    h = hashlib.sha256(f"{ENGINE_VERSION}\x1f{semantic}\x1e".encode())
+    for row in rows:
+        h.update("\x1f".join(row).encode("utf-8", "surrogatepass"))
+        h.update(b"\x1e")
+    return h.hexdigest()[:40]
+
+
+@dataclass
+class IndexParts:
+    """What an index is made of, apart from the tools themselves: postings and optional vectors.
+
+    The postings of term `terms[t]` are `ids[starts[t]:starts[t + 1]]` (tool positions, ascending)
+    and their BM25 impacts `impacts[...]` (idf included).
+    """
+
+    terms: list[str]
+    starts: array[int]
+    ids: array[int]
+    impacts: array[float]
+    vectors: Any = None  # numpy float32 (tools x dims) when the semantic layer is on
+
+    def check(self, tools: int) -> bool:
+        """Whether the arrays are consistent with each other and with `tools` tools."""
+        return (
+            len(self.starts) == len(self.terms) + 1
+            and (not self.starts or self.starts[0] == 0)
+            and self.starts[-1] == len(self.ids) == len(self.impacts)
+            and all(a <= b for a, b in zip(self.starts, self.starts[1:], strict=False))
+            and (not self.ids or max(self.ids) < tools)
+            and (self.vectors is None or (self.vectors.ndim == 2 and len(self.vectors) == tools))
+        )
+
+
+def _path(cache_dir: Path, key: str) -> Path:
+    return cache_dir / f"{key}{_SUFFIX}"
+
+
+def load(cache_dir: Path, key: str, tools: int) -> IndexParts | None:
+    """The cached parts for `key`, or None if there are none (or they are unreadable or inconsistent)."""
+    path = _path(cache_dir, key)
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    try:
+        parts = _decode(data, key, tools)
+    except (ValueError, KeyError, TypeError, IndexError, ImportError) as exc:
+        _log.warning("ignoring the damaged search index cache %s: %s", path, exc)
+        return None
+    if parts is not None:
+        with contextlib.suppress(OSError):
+            os.utime(path)  # recently used: kept by the pruning
+    return parts
+
+
+def _decode(data: bytes, key: str, tools: int) -> IndexParts | None:
+    if not data.startswith(_MAGIC):
+        raise ValueError("not a search index file")
+    size = int.from_bytes(data[len(_MAGIC) : len(_MAGIC) + 8], "little")
+    body = len(_MAGIC) + 8 + size
+    header = json.loads(data[len(_MAGIC) + 8 : body])
+    if (header["version"], header["key"], header["tools"], header["byteorder"]) != (
+        ENGINE_VERSION,
+        key,
+        tools,
+        sys.byteorder,
+    ):
+        return None
+    view = memoryview(data)
+    arrays: dict[str, array[Any]] = {}
+    for name, typecode, count in header["arrays"]:
+        arr = array(typecode)
+        end = body + count * arr.itemsize
+        if end > len(data):
+            raise ValueError("truncated")
+        arr.frombytes(view[body:end])
+        arrays[name] = arr
+        body = end
+    vectors = None
+    if "vectors" in arrays:
+        import numpy as np  # type: ignore[import-not-found, unused-ignore]
+
+        vectors = np.frombuffer(arrays["vectors"], dtype=np.float32).reshape(tools, header["dims"])
+    parts = IndexParts(header["terms"], arrays["starts"], arrays["ids"], arrays["impacts"], vectors)
+    if not parts.check(tools):
+        raise ValueError("inconsistent arrays")
+    return parts
+
+
+def save(cache_dir: Path, key: str, tools: int, parts: IndexParts) -> None:
+    """Write the parts for `key` (atomically), then keep only the most recently used files."""
+    arrays: list[tuple[str, array[Any]]] = [
+        ("starts", parts.starts),
+        ("ids", parts.ids),
+        ("impacts", parts.impacts),
+    ]
+    header: dict[str, Any] = {
+        "version": ENGINE_VERSION,
+        "key": key,
+        "tools": tools,
+        "byteorder": sys.byteorder,
+        "terms": parts.terms,
+    }
+    if parts.vectors is not None:
+        import numpy as np
+
+        matrix = np.ascontiguousarray(parts.vectors, dtype=np.float32)
+        vectors = array("f")
+        vectors.frombytes(matrix.tobytes())
+        arrays.append(("vectors", vectors))
+        header["dims"] = int(matrix.shape[1])
+    header["arrays"] = [(name, arr.typecode, len(arr)) for name, arr in arrays]
+    head = json.dumps(header, ensure_ascii=False).encode()
+    try:
+        cache_dir.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=cache_dir, suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(_MAGIC + len(head).to_bytes(8, "little") + head)
+                for _, arr in arrays:
+                    arr.tofile(fh)
+            os.replace(tmp, _path(cache_dir, key))
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+        _prune(cache_dir)
+    except OSError as exc:  # a read-only or full disk costs a rebuild next time, nothing more
+        _log.warning("could not write the search index cache in %s: %s", cache_dir, exc)
+
+
+def _prune(cache_dir: Path) -> None:
+    files = sorted(cache_dir.glob(f"*{_SUFFIX}"), key=lambda p: p.stat().st_mtime, reverse=True)
+    for old in files[MAX_CACHED_INDEXES:]:
+        with contextlib.suppress(OSError):
+            old.unlink()

@@ -1,0 +1,214 @@
+"""The optional semantic layer of search: static word embeddings blended into the lexical score.
+
+Installed with the `search` extra (wordllama, numpy, tokenizers, safetensors). WordLlama's weights and
+tokenizer are files inside its wheel and are opened directly, so nothing is ever downloaded. A text's
+vector is the normalised mean of its token vectors; a query's similarity to every tool is one
+matrix-vector product over a contiguous float32 matrix. Above `SEMANTIC_EXACT_LIMIT` tools, a
+64-dimension prefix of the vectors (WordLlama is trained so that prefixes are embeddings too)
+shortlists the tools worth an exact 256-dimension score.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections import ChainMap
+from collections.abc import Sequence
+from itertools import chain
+from typing import Any
+
+from .definition import ToolDefinition
+from .search_text import words
+
+SEMANTIC_WEIGHT = 0.6
+"""Share of the embedding similarity in a hybrid score (the rest is the lexical score)."""
+SEMANTIC_CANDIDATES = 100
+"""Tools closest in meaning that join the lexical matches when the semantic layer is on."""
+SEMANTIC_EXACT_LIMIT = 20_000
+"""Up to this many tools every similarity is exact; above it a 64-dimension prefix shortlists."""
+_PREFIX_DIMS = 64
+_POOL = 4 * SEMANTIC_CANDIDATES  # prefix-closest tools scored exactly for the semantic candidates
+_SHORTLIST = 200  # lexical matches scored exactly (at least; more for deep pages)
+_LOW_SAMPLE = 8192  # tools whose exact similarity sets the scale's low end in large catalogs
+_EMBED_MAX_TOKENS = 512
+_EMBED_CHUNK_TOKENS = 1 << 16
+_MAX_CACHED_WORDS = 200_000
+
+
+class Embedder:
+    """Static word embeddings (WordLlama l2_supercat, 256 dimensions) from inside the wordllama wheel.
+
+    Texts are tokenised word by word (the tokenizer never merges across a space), and each distinct
+    word only once: a catalog repeats its words, and tokenising whole texts costs seconds.
+    """
+
+    def __init__(self) -> None:
+        from importlib import resources
+
+        self.np: Any = importlib.import_module("numpy")
+        tokenizers: Any = importlib.import_module("tokenizers")
+        safetensors: Any = importlib.import_module("safetensors")
+        root = resources.files("wordllama")
+        self.tokenizer = tokenizers.Tokenizer.from_file(
+            str(root / "tokenizers" / "l2_supercat_tokenizer_config.json")
+        )
+        self.tokenizer.no_padding()
+        self.tokenizer.no_truncation()
+        with safetensors.safe_open(
+            str(root / "weights" / "l2_supercat_256.safetensors"), framework="np"
+        ) as f:
+            self.table = self.np.ascontiguousarray(f.get_tensor("embedding.weight"), dtype=self.np.float32)
+        self._ids: dict[str, list[int]] = {}
+
+    @property
+    def dims(self) -> int:
+        return int(self.table.shape[1])
+
+    def _token_ids(self, texts: Sequence[str]) -> tuple[Any, Any]:
+        """Token ids of every text, flat, and where each text's start: each new word is tokenised once."""
+        np = self.np
+        split = [t.split() for t in texts]
+        known = self._ids
+        lookup = known.__getitem__
+        new = sorted({w for ws in split for w in ws if w not in known})
+        if new:
+            encoded = self.tokenizer.encode_batch(new, add_special_tokens=False)
+            fresh = dict(zip(new, (e.ids for e in encoded), strict=True))
+            if len(known) + len(fresh) <= _MAX_CACHED_WORDS:
+                known.update(fresh)
+            else:  # a stream of unseen words (hostile queries) must not grow memory without bound
+                lookup = ChainMap(fresh, known).__getitem__
+        flat: list[int] = []
+        bounds = [0]
+        for ws in split:
+            ids = list(chain.from_iterable(map(lookup, ws)))
+            flat.extend(ids[:_EMBED_MAX_TOKENS])
+            bounds.append(len(flat))
+        return np.asarray(flat, dtype=np.intp), np.asarray(bounds, dtype=np.intp)
+
+    def encode(self, texts: Sequence[str]) -> Any:
+        """Unit vectors (float32, one row per text); an empty text gets the zero vector."""
+        np = self.np
+        flat, bounds = self._token_ids(texts)
+        out = np.zeros((len(texts), self.dims), dtype=np.float32)
+        lengths = np.diff(bounds)
+        rows = np.flatnonzero(lengths)
+        # Sum token vectors per text in chunks: one gather of every token would hold gigabytes.
+        a = 0
+        while a < len(rows):
+            b = a + 1
+            base = bounds[rows[a]]
+            while b < len(rows) and bounds[rows[b] + 1] - base <= _EMBED_CHUNK_TOKENS:
+                b += 1
+            chunk = rows[a:b]
+            vectors = self.table[flat[base : bounds[chunk[-1] + 1]]]
+            out[chunk] = np.add.reduceat(vectors, bounds[chunk] - base, axis=0)
+            a = b
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        return out / np.where(norms > 0, norms, 1.0)
+
+
+_EMBEDDER: list[Embedder | None] = []
+
+
+def embedder() -> Embedder | None:
+    """The shared embedder, or None when the `search` extra is not installed."""
+    if not _EMBEDDER:
+        try:
+            _EMBEDDER.append(Embedder())
+        except (ImportError, OSError):
+            _EMBEDDER.append(None)
+    return _EMBEDDER[0]
+
+
+def semantic_available() -> bool:
+    """Whether the `search` extra (the embedding layer) is installed."""
+    return embedder() is not None
+
+
+def param_names(d: ToolDefinition) -> str:
+    """Parameter names for the embedding; a lazy params model is not built (its search text stands in)."""
+    return d.search_text if d.is_lazy else " ".join(d.model.model_fields)
+
+
+def embedding_text(d: ToolDefinition) -> str:
+    return " ".join([*words(d.name), ".", *words(d.category), ".", d.description, param_names(d)])
+
+
+class Vectors:
+    """The tools' unit vectors, and how a query's similarity is blended with its lexical scores."""
+
+    def __init__(self, matrix: Any) -> None:
+        e = embedder()
+        assert e is not None
+        self.embedder = e
+        np = e.np
+        self.matrix = matrix
+        n = len(matrix)
+        self.prefix: Any = None
+        self.sample: Any = None
+        if n > SEMANTIC_EXACT_LIMIT:
+            prefix = np.ascontiguousarray(matrix[:, :_PREFIX_DIMS])
+            norms = np.linalg.norm(prefix, axis=1, keepdims=True)
+            self.prefix = prefix / np.where(norms > 0, norms, 1.0)
+            self.sample = np.ascontiguousarray(matrix[:: -(-n // _LOW_SAMPLE)])
+
+    def blend(self, query: str, lexical: Any, keep: Any, depth: int | None) -> tuple[Any, Any, Any]:
+        """Candidates, their blended scores, and their tiers (0: exact; 1: ranked on the prefix only).
+
+        Candidates are the lexical matches (`lexical` > 0, dense over all tools) and the
+        `SEMANTIC_CANDIDATES` tools closest in meaning among those `keep` allows. A score is
+        `(1 - w) * lexical / best lexical + w * (similarity - low) / (high - low)`, with low and high
+        the least and greatest similarity over the catalog.
+        """
+        np = self.embedder.np
+        q = self.embedder.encode([query])[0]
+        lex_ids = np.flatnonzero(lexical)
+        lex_part = lexical[lex_ids] * ((1 - SEMANTIC_WEIGHT) / lexical[lex_ids].max())
+        k = min(SEMANTIC_CANDIDATES, len(self.matrix))
+        if self.prefix is None:
+            sim = (self.matrix @ q).astype(np.float64)
+            low, high = float(sim.min()), float(sim.max())
+            closest = sim if keep is None else np.where(keep, sim, -np.inf)
+            ids = np.union1d(lex_ids, np.argpartition(-closest, k - 1)[:k])
+            tier = np.zeros(len(ids), dtype=np.int8)
+            sim = sim[ids]
+        else:
+            ids, sim, tier, low, high = self._shortlist(q, lex_ids, lex_part, keep, depth)
+        fused = (sim - low) * (SEMANTIC_WEIGHT / ((high - low) or 1.0))
+        fused[np.searchsorted(ids, lex_ids)] += lex_part
+        return ids, fused, tier
+
+    def _shortlist(
+        self, q: Any, lex_ids: Any, lex_part: Any, keep: Any, depth: int | None
+    ) -> tuple[Any, Any, Any, float, float]:
+        """Large catalogs: candidates, their similarities (exact where the tier is 0), low and high.
+
+        The 64-dimension prefix ranks every tool; the `_POOL` closest (that `keep` allows) are
+        scored exactly and give the semantic candidates and `high`; an even sample of the catalog
+        gives `low`. Lexical matches are ranked with the prefix similarity and the best `_SHORTLIST`
+        (at least four times the page depth) are scored exactly; the rest keep the prefix score and
+        rank after them.
+        """
+        np = self.embedder.np
+        head = q[:_PREFIX_DIMS]
+        approx = (self.prefix @ (head / (np.linalg.norm(head) or 1.0))).astype(np.float64)
+        ranked = approx if keep is None else np.where(keep, approx, -np.inf)
+        pool = np.argpartition(-ranked, min(_POOL, len(ranked)) - 1)[:_POOL]
+        pool_sim = (self.matrix[pool] @ q).astype(np.float64)
+        allowed_sim = pool_sim if keep is None else np.where(keep[pool], pool_sim, -np.inf)
+        near = pool[np.argsort(-allowed_sim, kind="stable")[:SEMANTIC_CANDIDATES]]
+        low = min(float((self.sample @ q).min()), float(pool_sim.min()))
+        high = float(pool_sim.max())
+        ids = np.union1d(lex_ids, near)
+        exact = lex_ids
+        size = len(lex_ids) if depth is None else max(_SHORTLIST, 4 * depth)
+        if size < len(lex_ids):
+            rough = lex_part + (approx[lex_ids] - low) * (SEMANTIC_WEIGHT / ((high - low) or 1.0))
+            exact = lex_ids[np.argpartition(-rough, size - 1)[:size]]
+        exact = np.union1d(exact, near)
+        sim = approx[ids]
+        tier = np.ones(len(ids), dtype=np.int8)
+        at = np.searchsorted(ids, exact)
+        tier[at] = 0
+        sim[at] = self.matrix[exact] @ q
+        return ids, sim, tier, low, high

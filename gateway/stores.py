@@ -1,0 +1,212 @@
+"""Confirmation stores shared between processes: a SQLite file (one machine) and Redis (several).
+
+Replicas of `gateway serve` that share a store and the gate's secret honour each other's
+pending confirmations: a call made on one replica can be approved, and then run, on another.
+Every state change is one atomic operation in the store (an `UPDATE ... RETURNING` in SQLite,
+a Lua script in Redis), so a confirmation is used at most once whichever replica redeems it.
+
+Records are kept a while after they expire, so a late redemption reads "expired" rather than
+"unknown", and are then dropped.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
+
+from .confirmation import ConfirmationStore, MemoryConfirmationStore, Record, State
+from .context import PendingConfirmation
+from .errors import UserError
+
+if TYPE_CHECKING:
+    from .config import Settings
+
+KEEP_AFTER_EXPIRY_SECONDS = 3600.0
+_STATES: frozenset[str] = frozenset({"pending", "approved", "denied", "used"})
+
+
+def record_to_json(record: Record) -> str:
+    p = record.pending
+    return json.dumps(
+        {
+            "pending_id": p.pending_id,
+            "tool": p.tool,
+            "preview": p.preview,
+            "parameters": dict(p.parameters),
+            "principal": p.principal,
+            "expires_at": p.expires_at,
+            "binding": record.binding,
+        },
+        ensure_ascii=False,
+        separators=(",", ":"),
+        default=str,
+    )
+
+
+def record_from_json(text: str, state: str) -> Record:
+    data = json.loads(text)
+    binding = data.pop("binding")
+    if state not in _STATES:
+        raise ValueError(f"unknown confirmation state {state!r}")
+    return Record(PendingConfirmation(**data), binding, cast(State, state))
+
+
+class SqliteConfirmationStore:
+    """Confirmations in a SQLite file that several processes on one machine open together.
+
+    The file is created readable by its owner only. WAL mode lets readers and the one writer
+    proceed together; each operation is a single statement, atomic on its own.
+    """
+
+    def __init__(self, path: Path | str, *, clock: Callable[[], float] = time.time) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        os.close(os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600))
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(self.path, timeout=10.0, isolation_level=None, check_same_thread=False)
+        with self._lock:
+            self._db.execute("PRAGMA busy_timeout = 10000")
+            self._db.execute("PRAGMA journal_mode = WAL")
+            self._db.execute(
+                "CREATE TABLE IF NOT EXISTS confirmations ("
+                " pending_id TEXT PRIMARY KEY, state TEXT NOT NULL, expires_at REAL NOT NULL,"
+                " record TEXT NOT NULL)"
+            )
+            self._db.execute("CREATE INDEX IF NOT EXISTS by_expiry ON confirmations (state, expires_at)")
+
+    def put(self, record: Record) -> None:
+        with self._lock:
+            self._db.execute(
+                "DELETE FROM confirmations WHERE expires_at < ?", (self._clock() - KEEP_AFTER_EXPIRY_SECONDS,)
+            )
+            self._db.execute(
+                "INSERT OR REPLACE INTO confirmations (pending_id, state, expires_at, record) VALUES (?, ?, ?, ?)",
+                (record.pending.pending_id, record.state, record.pending.expires_at, record_to_json(record)),
+            )
+
+    def get(self, pending_id: str) -> Record | None:
+        with self._lock:
+            row = self._db.execute(
+                "SELECT record, state FROM confirmations WHERE pending_id = ?", (pending_id,)
+            ).fetchone()
+        return record_from_json(row[0], row[1]) if row else None
+
+    def transition(self, pending_id: str, from_states: tuple[State, ...], to: State) -> Record | None:
+        if not from_states:
+            return None
+        marks = ", ".join("?" for _ in from_states)
+        with self._lock:
+            row = self._db.execute(
+                f"UPDATE confirmations SET state = ? WHERE pending_id = ? AND state IN ({marks})"
+                " RETURNING record, state",
+                (to, pending_id, *from_states),
+            ).fetchone()
+        return record_from_json(row[0], row[1]) if row else None
+
+    def pending(self) -> list[Record]:
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT record, state FROM confirmations WHERE state = 'pending' ORDER BY expires_at"
+            ).fetchall()
+        return [record_from_json(text, state) for text, state in rows]
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+
+# KEYS: record key, index key. ARGV: new state, pending id, then the states it may move from.
+_TRANSITION = """
+local state = redis.call('HGET', KEYS[1], 'state')
+if not state then return false end
+for i = 3, #ARGV do
+  if ARGV[i] == state then
+    redis.call('HSET', KEYS[1], 'state', ARGV[1])
+    if ARGV[1] ~= 'pending' then redis.call('ZREM', KEYS[2], ARGV[2]) end
+    return redis.call('HGET', KEYS[1], 'record')
+  end
+end
+return false
+"""
+
+
+class RedisConfirmationStore:
+    """Confirmations in Redis, for replicas on several machines.
+
+    One hash per confirmation (`record`, `state`) that Redis expires on its own, plus a sorted
+    set of the pending ones by expiry. Needs the `redis` extra.
+    """
+
+    def __init__(
+        self, url: str, *, prefix: str = "gateway:confirmation", clock: Callable[[], float] = time.time
+    ) -> None:
+        try:
+            import redis
+        except ImportError:
+            raise UserError(
+                "confirmation.store = 'redis' needs the redis client: pip install 'metatool-gateway[redis]'"
+            ) from None
+        self._redis: Any = redis.Redis.from_url(url, decode_responses=True)
+        self._prefix = prefix
+        self._index = f"{prefix}s:pending"
+        self._clock = clock
+        self._transition: Any = self._redis.register_script(_TRANSITION)
+
+    def _key(self, pending_id: str) -> str:
+        return f"{self._prefix}:{pending_id}"
+
+    def put(self, record: Record) -> None:
+        key = self._key(record.pending.pending_id)
+        pipe = self._redis.pipeline(transaction=True)
+        pipe.hset(key, mapping={"record": record_to_json(record), "state": record.state})
+        pipe.expireat(key, int(record.pending.expires_at + KEEP_AFTER_EXPIRY_SECONDS))
+        if record.state == "pending":
+            pipe.zadd(self._index, {record.pending.pending_id: record.pending.expires_at})
+        pipe.execute()
+
+    def get(self, pending_id: str) -> Record | None:
+        text, state = self._redis.hmget(self._key(pending_id), ["record", "state"])
+        return record_from_json(text, state) if text and state else None
+
+    def transition(self, pending_id: str, from_states: tuple[State, ...], to: State) -> Record | None:
+        text = self._transition(
+            keys=[self._key(pending_id), self._index], args=[to, pending_id, *from_states]
+        )
+        return record_from_json(text, to) if text else None
+
+    def pending(self) -> list[Record]:
+        self._redis.zremrangebyscore(self._index, "-inf", f"({self._clock()}")
+        ids: list[str] = self._redis.zrange(self._index, 0, -1)
+        pipe = self._redis.pipeline(transaction=False)
+        for pending_id in ids:
+            pipe.hmget(self._key(pending_id), ["record", "state"])
+        rows: list[list[str | None]] = pipe.execute() if ids else []
+        return [
+            record_from_json(text, state) for text, state in rows if text and state and state == "pending"
+        ]
+
+    def close(self) -> None:
+        self._redis.close()
+
+
+def open_store(settings: Settings) -> ConfirmationStore:
+    """The confirmation store the settings name; close it with `close_store`."""
+    kind = settings.confirmation.store
+    if kind == "sqlite":
+        return SqliteConfirmationStore(settings.confirmation_path)
+    if kind == "redis":
+        return RedisConfirmationStore(settings.confirmation.redis_url)
+    return MemoryConfirmationStore()
+
+
+def close_store(store: ConfirmationStore) -> None:
+    close = getattr(store, "close", None)
+    if callable(close):
+        close()

@@ -1,0 +1,187 @@
+"""The one module that imports google-api-python-client, httplib2 and google-auth-httplib2 (all untyped).
+
+Everything else in `services.google` calls `GoogleClient.call` with a dotted method name and keyword
+parameters and gets plain JSON back, or a gateway error from `errors.py`.
+
+- Services are built from the discovery documents the package ships (`static_discovery=True`): nothing
+  is fetched at run time, and each API is built on its first use only.
+- httplib2 is not thread-safe, and handlers run in worker threads: every thread gets its own `Http`
+  (wrapped in `AuthorizedHttp`, which adds the bearer token and refreshes it). The built services hold
+  an `Http` that refuses to be used, so a request can only go out on its thread's own.
+- Retries are ours rather than the client's `num_retries`, which repeats any request on a 5xx, a sent
+  email included, and sleeps for real: here a 429 or a rate-limit 403 is always retried, a 5xx or a lost
+  connection only for requests that are safe to repeat, with exponential backoff and an injectable sleep.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import threading
+import time
+from collections.abc import Callable
+from typing import Any, Literal
+
+import google_auth_httplib2  # type: ignore[import-untyped]
+import httplib2  # type: ignore[import-untyped]
+from google.auth.credentials import Credentials
+from google.auth.exceptions import RefreshError, TransportError
+from googleapiclient.discovery import build  # type: ignore[import-untyped]
+from googleapiclient.errors import HttpError  # type: ignore[import-untyped]
+
+from .errors import (
+    Call,
+    backoff,
+    credentials_error,
+    http_error,
+    is_retryable,
+    parse_failure,
+    transport_error,
+    unavailable,
+)
+
+Api = Literal["calendar", "gmail", "tasks"]
+VERSIONS: dict[str, str] = {"calendar": "v3", "gmail": "v1", "tasks": "v1"}
+DEFAULT_RETRIES = 4
+DEFAULT_TIMEOUT_SECONDS = 60.0
+_SAFE_METHODS = frozenset(("GET", "PUT", "PATCH", "DELETE"))
+
+log = logging.getLogger("services.google")
+
+HttpFactory = Callable[[], Any]
+"""Makes the `Http` (or `HttpMockSequence`) one thread sends its requests with."""
+
+
+class _NoSharedHttp:
+    """The `Http` the built services hold: every request must bring its thread's own."""
+
+    def request(self, *args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("a Google request was sent without its thread's Http")
+
+
+def authorized_http(
+    credentials: Credentials,
+    *,
+    transport: HttpFactory | None = None,
+    timeout: float = DEFAULT_TIMEOUT_SECONDS,
+) -> HttpFactory:
+    """A factory of `AuthorizedHttp` over a fresh `httplib2.Http` (or `transport()`, in tests)."""
+
+    def make() -> Any:
+        inner = transport() if transport is not None else httplib2.Http(timeout=timeout)
+        return google_auth_httplib2.AuthorizedHttp(credentials, http=inner)
+
+    return make
+
+
+class GoogleClient:
+    """Calls Google APIs through their discovery-built services, one `Http` per thread.
+
+    Args:
+        http: makes the `Http` of one thread (`authorized_http(...)`, or a mock in tests).
+        retries: retries after the first attempt, for failures `errors.is_retryable` allows.
+        sleep: waits between retries (tests pass a recorder, so nothing sleeps).
+        rand: the jitter source, a float in [0, 1).
+        after_request: called after every successful request (e.g. to save a refreshed token).
+    """
+
+    def __init__(
+        self,
+        http: HttpFactory,
+        *,
+        retries: int = DEFAULT_RETRIES,
+        sleep: Callable[[float], None] = time.sleep,
+        rand: Callable[[], float] = random.random,
+        after_request: Callable[[], None] | None = None,
+    ) -> None:
+        self._http_factory = http
+        self._retries = retries
+        self._sleep = sleep
+        self._rand = rand
+        self._after_request = after_request
+        self._services: dict[str, Any] = {}
+        self._lock = threading.Lock()
+        self._local = threading.local()
+
+    def call(
+        self, api: Api, method: str, call: Call, *, idempotent: bool | None = None, **params: Any
+    ) -> Any:
+        """Run one API method, e.g. `call("calendar", "events.get", c, calendarId=..., eventId=...)`.
+
+        Args:
+            idempotent: whether repeating the request is harmless; default: by HTTP method (POST is not).
+
+        Returns:
+            The parsed JSON response ({} for an empty one).
+
+        Raises:
+            ToolInputError, ToolFailed: as `errors.http_error` and `errors.transport_error` decide.
+        """
+        request = self._request(api, method, params)
+        safe = request.method in _SAFE_METHODS if idempotent is None else idempotent
+        operation = f"{api}.{method}"
+        for attempt in range(self._retries + 1):
+            try:
+                result = request.execute(http=self.thread_http())
+            except HttpError as exc:
+                failure = parse_failure(exc.resp.status, exc.content, dict(exc.resp))
+                if attempt < self._retries and is_retryable(failure, idempotent=safe):
+                    self._pause(attempt + 1, operation, f"HTTP {failure.status}", failure.retry_after)
+                    continue
+                raise http_error(failure, call, operation=operation, idempotent=safe) from None
+            except RefreshError:
+                log.warning("%s %s: the credentials could not be refreshed", call.service, operation)
+                raise credentials_error(call) from None
+            except (httplib2.HttpLib2Error, OSError, TransportError) as exc:
+                if safe and attempt < self._retries:
+                    self._pause(attempt + 1, operation, type(exc).__name__, None)
+                    continue
+                raise transport_error(exc, call, operation=operation, may_have_happened=not safe) from None
+            if self._after_request is not None:
+                self._after_request()
+            return result or {}
+        raise unavailable(call)  # pragma: no cover - the loop always returns or raises
+
+    def collect(
+        self, api: Api, method: str, call: Call, *, items: str, limit: int, page_size: int, **params: Any
+    ) -> list[Any]:
+        """Follow `nextPageToken` until `limit` items (or the last page) are in."""
+        found: list[Any] = []
+        token: str | None = None
+        while len(found) < limit:
+            page_params = dict(params, maxResults=min(page_size, limit - len(found)))
+            if token:
+                page_params["pageToken"] = token
+            page = self.call(api, method, call, **page_params)
+            found.extend(page.get(items, []))
+            token = page.get("nextPageToken")
+            if not token:
+                break
+        return found[:limit]
+
+    def thread_http(self) -> Any:
+        """This thread's `Http`, made on its first request."""
+        http = getattr(self._local, "http", None)
+        if http is None:
+            http = self._local.http = self._http_factory()
+        return http
+
+    def _request(self, api: Api, method: str, params: dict[str, Any]) -> Any:
+        resource = self._service(api)
+        *path, name = method.split(".")
+        for part in path:
+            resource = getattr(resource, part)()
+        return getattr(resource, name)(**params)
+
+    def _service(self, api: Api) -> Any:
+        with self._lock:
+            service = self._services.get(api)
+            if service is None:
+                service = build(api, VERSIONS[api], http=_NoSharedHttp(), static_discovery=True)
+                self._services[api] = service
+            return service
+
+    def _pause(self, attempt: int, operation: str, why: str, retry_after: float | None) -> None:
+        delay = backoff(attempt, rand=self._rand(), retry_after=retry_after)
+        log.info("%s: %s, retry %d of %d in %.1fs", operation, why, attempt, self._retries, delay)
+        self._sleep(delay)

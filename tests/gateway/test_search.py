@@ -1,0 +1,156 @@
+"""Ranking behaviours of the search index: names, filters, synonyms, typos, order, hostile input."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import BaseModel, Field
+
+from gateway import PARAMS_CONFIG, NoParams, ToolDefinition
+from gateway.search import SearchIndex, semantic_available, stem, tokenize
+
+
+class EventParams(BaseModel):
+    model_config = PARAMS_CONFIG
+    calendar_id: str = Field(description="Calendar holding the event.")
+    event_id: str = Field(description="Id of the event.")
+
+
+def _tool(
+    name: str, category: str, action: str, summary: str, params: type[BaseModel] = NoParams
+) -> ToolDefinition:
+    return ToolDefinition(
+        name=name,
+        category=category,
+        action=action,
+        verb=action,
+        summary=summary,
+        description=summary,
+        params=params,
+        handler=lambda p: None,
+    )
+
+
+TOOLS = [
+    _tool("calendar_events_delete", "calendar", "delete", "Delete an event from a calendar.", EventParams),
+    _tool("calendar_events_insert", "calendar", "create", "Add an event to a calendar.", EventParams),
+    _tool("calendar_events_list", "calendar", "list", "List the events of a calendar in a time range."),
+    _tool("calendar_events_get", "calendar", "read", "Read one calendar event.", EventParams),
+    _tool("gmail_messages_send", "gmail", "send", "Send an email message."),
+    _tool("gmail_messages_search", "gmail", "search", "Search email messages with a query."),
+    _tool("gmail_messages_trash", "gmail", "delete", "Move an email message to the trash."),
+    _tool("tasks_create", "tasks", "create", "Create a task in a task list."),
+    _tool("tasks_delete", "tasks", "delete", "Delete a task."),
+    _tool("weather_forecast", "weather", "read", "Get the weather forecast for a city."),
+]
+
+
+@pytest.fixture(scope="module")
+def index() -> SearchIndex:
+    return SearchIndex(TOOLS, semantic=False)
+
+
+def names(hits: list[tuple[ToolDefinition, float]]) -> list[str]:
+    return [d.name for d, _ in hits]
+
+
+def test_tokenize_splits_identifiers_stems_and_drops_stop_words() -> None:
+    assert tokenize("getCalendarEvents for the user_id") == ["get", "calendar", "event", "user", "id"]
+    assert stem("scheduling") == stem("schedules") == stem("scheduled")
+
+
+def test_exact_name_wins_even_against_stronger_text_matches(index: SearchIndex) -> None:
+    assert names(index.search("tasks_delete"))[0] == "tasks_delete"
+    assert names(index.search("  Calendar_Events_Get "))[0] == "calendar_events_get"
+
+
+def test_name_prefix_comes_next_in_name_order(index: SearchIndex) -> None:
+    assert names(index.search("calendar_events"))[:4] == [
+        "calendar_events_delete",
+        "calendar_events_get",
+        "calendar_events_insert",
+        "calendar_events_list",
+    ]
+
+
+def test_filters_are_hard_and_combine_with_the_query(index: SearchIndex) -> None:
+    hits = names(index.search("delete", categories={"gmail"}))
+    assert hits == ["gmail_messages_trash"]
+    assert names(index.search("calendar", actions={"read"})) == ["calendar_events_get"]
+    assert names(index.search("calendar_events_delete", categories={"tasks"})) == ["tasks_delete"]
+    assert names(index.search("delete", allowed={"tasks_delete"})) == ["tasks_delete"]
+    assert index.search("calendar", categories={"calendar"}, actions={"send"}) == []
+
+
+@pytest.mark.parametrize(
+    ("query", "best"),
+    [
+        ("remove an event from my calendar", "calendar_events_delete"),
+        ("erase the task", "tasks_delete"),
+        ("cancel a calendar event", "calendar_events_delete"),
+        ("schedule a new calendar event", "calendar_events_insert"),
+        ("look up email messages", "gmail_messages_search"),
+        ("find emails", "gmail_messages_search"),
+        ("what's on my calendar", "calendar_events_list"),
+        ("show calendar events", "calendar_events_list"),
+    ],
+)
+def test_verbs_map_onto_the_action_vocabulary(index: SearchIndex, query: str, best: str) -> None:
+    assert names(index.search(query))[0] == best
+
+
+@pytest.mark.parametrize(
+    ("query", "best"), [("wether forcast", "weather_forecast"), ("calender", "calendar")]
+)
+def test_typos_within_one_edit_still_match(index: SearchIndex, query: str, best: str) -> None:
+    hits = names(index.search(query))
+    assert hits and hits[0].startswith(best)
+
+
+def test_order_is_stable_and_ties_break_by_name() -> None:
+    twins = [_tool(f"twin_{c}", "twins", "read", "Read the same thing.") for c in "dbca"]
+    forward = SearchIndex(twins, semantic=False)
+    backward = SearchIndex(reversed(twins), semantic=False)
+    assert names(forward.search("read the thing")) == ["twin_a", "twin_b", "twin_c", "twin_d"]
+    assert forward.search("read the thing") == backward.search("read the thing")
+
+
+def test_limit_and_pages_agree_with_the_full_ranking(index: SearchIndex) -> None:
+    full = names(index.search("calendar event"))
+    assert names(index.search("calendar event", limit=2)) == full[:2]
+    page, total = index.page("calendar event", offset=1, limit=2)
+    assert names(page) == full[1:3] and total == len(full)
+
+
+@pytest.mark.parametrize(
+    "query", ["", "   ", "the of and", ".*+?[](){}|^$\\", "(((((", "a" * 100_000, "🙂 ∑ 漢字", "\x00\n\t"]
+)
+def test_empty_and_hostile_queries_return_quietly(index: SearchIndex, query: str) -> None:
+    assert index.search(query) == []
+
+
+def test_a_huge_query_with_real_words_still_ranks(index: SearchIndex) -> None:
+    query = ("delete a calendar event " + "lorem ipsum " * 10_000)[:100_000]
+    assert names(index.search(query, limit=1)) == ["calendar_events_delete"]
+
+
+def test_regex_metacharacters_are_plain_text(index: SearchIndex) -> None:
+    assert names(index.search("weather.*forecast|["))[0] == "weather_forecast"
+
+
+def test_unknown_words_match_nothing(index: SearchIndex) -> None:
+    assert index.search("xylophone quantum") == []
+
+
+def test_an_empty_index_finds_nothing() -> None:
+    assert SearchIndex([], semantic=False).search("anything") == []
+
+
+@pytest.mark.skipif(not semantic_available(), reason="the 'search' extra is not installed")
+def test_the_semantic_layer_keeps_names_filters_and_honest_misses() -> None:
+    hybrid = SearchIndex(TOOLS, semantic=True)
+    assert hybrid.semantic
+    assert names(hybrid.search("tasks_delete"))[0] == "tasks_delete"
+    assert {d.category for d, _ in hybrid.search("delete something", categories={"gmail"})} == {"gmail"}
+    assert hybrid.search("xylophone quantum") == []
+    assert names(hybrid.search("remove an event from my calendar"))[0] == "calendar_events_delete"
+    assert hybrid.search("weather forecast") == hybrid.search("weather forecast")

@@ -1,0 +1,132 @@
+"""Confirmation stores shared between processes: SQLite on a real file, Redis on a real redis-server.
+
+Two store objects over the same file or server stand for two replicas. Times are near the wall
+clock, since Redis expires keys by its own.
+"""
+
+from __future__ import annotations
+
+import stat
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import anyio
+import pytest
+
+from gateway import Catalog, ConfirmationGate, Principal
+from gateway.confirmation import ConfirmationStore, NeedsConfirmation, Proceed, Record, Refused, State
+from gateway.context import PendingConfirmation
+from gateway.stores import (
+    KEEP_AFTER_EXPIRY_SECONDS,
+    RedisConfirmationStore,
+    SqliteConfirmationStore,
+    close_store,
+)
+
+from .adapters.mcp_server_support import redis_server
+from .sample_tools import ALL_TOOLS
+
+Opener = Callable[[Callable[[], float]], ConfirmationStore]
+NOW = time.time()
+
+
+@pytest.fixture(params=["sqlite", "redis"])
+def open_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Opener]:
+    """Opens another store over the same shared place, with the given clock."""
+    opened: list[ConfirmationStore] = []
+
+    def sqlite(clock: Callable[[], float]) -> ConfirmationStore:
+        store = SqliteConfirmationStore(tmp_path / "confirmations.sqlite3", clock=clock)
+        opened.append(store)
+        return store
+
+    if request.param == "sqlite":
+        yield sqlite
+    else:
+        with redis_server(tmp_path / "redis") as url:
+
+            def redis(clock: Callable[[], float]) -> ConfirmationStore:
+                store = RedisConfirmationStore(url, clock=clock)
+                opened.append(store)
+                return store
+
+            yield redis
+            for store in opened:
+                close_store(store)
+            return
+    for store in opened:
+        close_store(store)
+
+
+def _record(pending_id: str, expires_at: float = NOW + 1000, state: State = "pending") -> Record:
+    pending = PendingConfirmation(
+        pending_id, "notes_delete", "Delete a note", {"note_id": "n1", "tags": ["ä"]}, "alice", expires_at
+    )
+    return Record(pending, "binding-" + pending_id, state)
+
+
+def test_a_record_put_by_one_replica_is_read_whole_by_another(open_store: Opener) -> None:
+    a, b = open_store(lambda: NOW), open_store(lambda: NOW)
+    a.put(_record("p1"))
+    assert b.get("p1") == _record("p1")
+    assert b.get("p2") is None
+
+
+def test_a_transition_happens_once_whichever_replica_asks(open_store: Opener) -> None:
+    a, b = open_store(lambda: NOW), open_store(lambda: NOW)
+    a.put(_record("p1"))
+    assert b.transition("p1", ("pending",), "approved") == _record("p1", state="approved")
+    used = a.transition("p1", ("approved", "pending"), "used")
+    assert used is not None and used.state == "used"
+    assert b.transition("p1", ("approved", "pending"), "used") is None
+    assert a.transition("nope", ("pending",), "used") is None
+
+
+def test_pending_lists_only_pending_records_soonest_first(open_store: Opener) -> None:
+    a, b = open_store(lambda: NOW), open_store(lambda: NOW)
+    a.put(_record("late", expires_at=NOW + 2000))
+    a.put(_record("soon", expires_at=NOW + 500))
+    a.put(_record("done"))
+    a.transition("done", ("pending",), "denied")
+    assert [r.pending.pending_id for r in b.pending()] == ["soon", "late"]
+
+
+def test_records_are_dropped_a_while_after_they_expire(open_store: Opener) -> None:
+    now = [NOW]
+    a = open_store(lambda: now[0])
+    a.put(_record("old", expires_at=NOW + 100))
+    now[0] = NOW + 100 + KEEP_AFTER_EXPIRY_SECONDS + 1
+    a.put(_record("new", expires_at=now[0] + 300))
+    if isinstance(a, SqliteConfirmationStore):
+        assert a.get("old") is None  # Redis drops it by its own expiry, on its own clock
+    assert [r.pending.pending_id for r in a.pending()] == ["new"]
+
+
+def test_gates_sharing_a_store_and_secret_honour_each_others_approvals(open_store: Opener) -> None:
+    tool = Catalog(ALL_TOOLS).get("notes_delete")
+    assert tool is not None
+    secret, alice = b"k" * 32, Principal("alice")
+    one = ConfirmationGate(store=open_store(lambda: NOW), secret=secret, clock=lambda: NOW)
+    two = ConfirmationGate(store=open_store(lambda: NOW), secret=secret, clock=lambda: NOW)
+    other = ConfirmationGate(store=open_store(lambda: NOW), secret=b"x" * 32, clock=lambda: NOW)
+
+    async def run() -> None:
+        asked = await one.check(tool, {"note_id": "n1"}, alice, None)
+        assert isinstance(asked, NeedsConfirmation)
+        pending_id = asked.pending.pending_id
+        assert [p.pending_id for p in two.pending()] == [pending_id]
+        assert two.approve(pending_id) is not None
+        mismatch = await other.check(tool, {"note_id": "n1"}, alice, pending_id)
+        assert isinstance(mismatch, Refused) and mismatch.code == "confirmation_mismatch"
+        assert await two.check(tool, {"note_id": "n1"}, alice, pending_id) == Proceed(approved=True)
+        again = await one.check(tool, {"note_id": "n1"}, alice, pending_id)
+        assert isinstance(again, Refused) and again.code == "confirmation_used"
+
+    anyio.run(run)
+
+
+def test_the_sqlite_file_is_private_to_its_owner(tmp_path: Path) -> None:
+    store = SqliteConfirmationStore(tmp_path / "deep" / "c.sqlite3")
+    store.close()
+    assert stat.S_IMODE((tmp_path / "deep" / "c.sqlite3").stat().st_mode) == 0o600
