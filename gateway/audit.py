@@ -64,6 +64,7 @@ class AuditRecord:
     duration_ms: float
     error_code: str | None = None
     params: Mapping[str, Any] | None = None
+    agent: str | None = None
 
 
 class AuditSink(Protocol):
@@ -119,6 +120,7 @@ class Auditor:
         duration_ms: float = 0.0,
         error_code: str | None = None,
         params: Mapping[str, Any] | None = None,
+        agent: str | None = None,
     ) -> None:
         if self.sink is None:
             return
@@ -133,5 +135,6 @@ class Auditor:
                 duration_ms=round(duration_ms, 3),
                 error_code=error_code,
                 params=None if params is None else self.redact(tool, params),
+                agent=agent,
             )
         )

@@ -148,7 +148,9 @@ class ConfirmationGate:
         self._clock = clock
 
     def _binding(self, tool: ToolDefinition, params: Mapping[str, Any], principal: Principal) -> str:
-        message = canonical_json({"tool": tool.name, "params": params, "principal": principal.id})
+        message = canonical_json(
+            {"tool": tool.name, "params": params, "principal": principal.id, "agent": principal.agent}
+        )
         return hmac.new(self._secret, message.encode(), hashlib.sha256).hexdigest()
 
     async def check(

@@ -316,6 +316,7 @@ class Gateway:
                 duration_ms=_elapsed_ms(start),
                 error_code=code,
                 params=audited,
+                agent=ctx.principal.agent,
             )
 
         try:

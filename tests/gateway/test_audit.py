@@ -117,3 +117,13 @@ def test_nothing_is_lost_or_torn_when_the_process_is_killed_mid_run(tmp_path: Pa
     records = [json.loads(line) for line in raw.decode().splitlines()]
     assert len(records) >= 200
     assert {r["outcome"] for r in records} == {"executed"}
+
+
+def test_the_calling_agent_is_recorded() -> None:
+    from gateway import Principal, ToolContext
+
+    audit = MemoryAuditLog()
+    gw = Gateway(Catalog(ALL_TOOLS), audit=audit)
+    ctx = ToolContext(principal=Principal("alice", agent="planner"))
+    run_sync(gw.invoke("notes_search", {"title": "x"}, context=ctx))
+    assert (audit.records[0].principal, audit.records[0].agent) == ("alice", "planner")

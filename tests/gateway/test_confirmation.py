@@ -199,3 +199,14 @@ def test_pending_lists_unexpired_calls_for_the_host(gated: Gateway, clock: Clock
     assert [p.parameters["note_id"] for p in gated.gate.pending()] == ["n1", "n2"]
     clock.now += 31
     assert [p.parameters["note_id"] for p in gated.gate.pending()] == ["n2"]
+
+
+def test_an_approval_is_bound_to_the_agent_as_well(gated: Gateway, calls: Calls) -> None:
+    planner = Principal("alice", agent="planner")
+    pending = invoke(gated, "notes_delete", {"note_id": "n1"}, principal=planner).pending
+    assert pending is not None
+    gated.approve(pending.pending_id)
+    other = invoke(
+        gated, "notes_delete", {"note_id": "n1"}, pending.pending_id, Principal("alice", agent="mailer")
+    )
+    assert error_code(other) == "confirmation_mismatch" and calls == []
