@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import time
@@ -121,7 +122,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         if label.startswith("ours"):
             our_rankings = rankings  # the best installed engine's: the last of ours
 
-    print(f"\n{args.dataset.name}: {len(data.catalog)} tools, {len(queries)} queries")
+    load_avg = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    print(
+        f"\n{args.dataset.name}: {len(data.catalog)} tools, {len(queries)} queries; load average {load_avg}"
+    )
     print(f"| engine | {' | '.join(COLUMNS)} | median ms/query |")
     print(f"|---|{'---|' * len(COLUMNS)}---|")
     for label, metrics, latencies in results:

@@ -24,7 +24,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    rows = json.loads(args.rows.read_text())
+    data = json.loads(args.rows.read_text())
+    rows = data["rows"] if isinstance(data, dict) else data  # older files hold the rows alone
     engines = list(dict.fromkeys(r["engine"] for r in rows))
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharex=True)
     for ax, key, title in ((axes[0], "median_ms", "median"), (axes[1], "p99_ms", "p99")):
@@ -37,6 +38,18 @@ def main(argv: Sequence[str] | None = None) -> None:
         ax.set_xlabel("tools in the catalog")
         ax.set_ylabel(f"{title} latency per query (ms)")
         ax.set_title(f"discover latency, {title} (top 10)")
+        if isinstance(data, dict):
+            start, end = data["load_average"]["start"][0], data["load_average"]["end"][0]
+            ax.text(
+                0.99,
+                0.02,
+                f"load average {start:.1f} to {end:.1f}, {data['machine']['cores']} cores",
+                transform=ax.transAxes,
+                fontsize=7,
+                ha="right",
+                va="bottom",
+                color="0.4",
+            )
         ax.grid(True, which="both", alpha=0.3)
     axes[0].legend(fontsize=8)
     fig.tight_layout()

@@ -49,6 +49,12 @@ def _parser() -> argparse.ArgumentParser:
     common.add_argument(
         "--tools-dir", action="append", metavar="DIR", help="a directory of file-defined tools (repeatable)"
     )
+    common.add_argument(
+        "--catalog",
+        action="append",
+        metavar="NAME",
+        help="serve this catalog, e.g. workspace or google-apis (repeatable; replaces the configured catalogs)",
+    )
     common.add_argument("--json", action="store_true", help="machine-readable output with stable keys")
 
     parser = argparse.ArgumentParser(
@@ -106,6 +112,7 @@ def _settings(args: argparse.Namespace) -> Settings:
             "principal": args.principal,
             "agent": args.agent,
             "tools_dirs": args.tools_dir,
+            "catalogs": args.catalog,
         },
     )
 
@@ -148,6 +155,11 @@ def _discover(gw: Gateway, ctx: ToolContext, args: argparse.Namespace) -> int:
         "cursor": args.cursor,
     }
     result = run_sync(gw.call("discover_tools", {k: v for k, v in arguments.items() if v}, ctx))
+    if args.json and result.status == "ok":
+        for hit in result.output.get("tools", []):  # e.g. the Google method a generated tool calls
+            found = gw.catalog.get(hit["name"])
+            if found is not None and "method_id" in found.metadata:
+                hit["method_id"] = found.metadata["method_id"]
     if args.json or result.status != "ok" or "tools" not in result.output:
         return _print_result(result, args.json)
     out = result.output

@@ -121,6 +121,16 @@ class GoogleSettings(_Section):
     services: list[Literal["calendar", "gmail", "tasks"]] = ["calendar", "gmail", "tasks"]
     allow_permanent_delete: bool = False  # gmail_delete_message; needs full Gmail access
     send_updates: Literal["all", "externalOnly", "none"] = "all"  # guest emails on event changes
+    extra_scopes: list[str] = []  # OAuth scopes beyond the services' own, e.g. for the google-apis catalog
+
+
+class GoogleApisSettings(_Section):
+    """The `google-apis` catalog: which Google APIs, at which versions, become tools (docs/google-apis.md)."""
+
+    versions: Literal["newest", "all"] = "newest"  # newest: each API once, at its newest stable version
+    apis: list[str] = []  # only these APIs (e.g. ["drive", "sheets"]); empty: every API
+    exclude_apis: list[str] = []
+    cache_dir: Path | None = None  # where the catalog's index is cached (default: the user's cache)
 
 
 class Settings(_Section):
@@ -144,6 +154,7 @@ class Settings(_Section):
     audit: AuditSettings = AuditSettings()
     serve: ServeSettings = ServeSettings()
     google: GoogleSettings = GoogleSettings()
+    google_apis: GoogleApisSettings = GoogleApisSettings()
 
     @field_validator("timezone")
     @classmethod

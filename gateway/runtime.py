@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from datetime import datetime
@@ -38,6 +39,22 @@ def principal_from(settings: Settings, principal_id: str | None = None) -> Princ
 
 
 @contextmanager
+def _collector_paused() -> Iterator[None]:
+    """A large catalog (google-apis: ~14,000 tools) is a million long-lived objects made in one go; the
+    cyclic garbage collector would scan them over and over while they are made, and again in each of its
+    generations afterwards, for nothing. So it pauses, and what exists then is set aside (`gc.freeze`)
+    until the gateway closes (`gc.unfreeze`, in `open_gateway`)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.freeze()
+        if enabled:
+            gc.enable()
+
+
+@contextmanager
 def open_gateway(
     settings: Settings,
     *,
@@ -62,6 +79,7 @@ def open_gateway(
             "mcp_cache_dir": settings.data_dir / "mcp",
             "tools_dirs": settings.tools_dirs,  # for the tools-directory provider ("files")
             "google": settings.google.model_dump(),  # for the workspace provider's Google backend
+            "google_apis": settings.google_apis.model_dump(),  # for the Google API catalog ("google-apis")
         },
     )
     specs = [spec for spec in settings.catalogs if spec not in ("files", "mcp")]
@@ -74,10 +92,11 @@ def open_gateway(
     audit = JsonlAuditLog(settings.audit_path, fsync=settings.audit.fsync) if settings.audit.enabled else None
     try:
         for spec in specs:
-            toolset = load_provider(spec)(options)
-            if toolset.close is not None:
-                closers.append(toolset.close)
-            catalog.merge(toolset.catalog)
+            with _collector_paused():
+                toolset = load_provider(spec)(options)
+                if toolset.close is not None:
+                    closers.append(toolset.close)
+                catalog.merge(toolset.catalog)
             resources.update(toolset.resources)
         store = open_store(settings)
         closers.append(lambda: close_store(store))
@@ -96,3 +115,4 @@ def open_gateway(
                 close()
         if audit is not None:
             audit.close()
+        gc.unfreeze()  # the catalogs' objects are collectable again

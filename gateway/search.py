@@ -74,7 +74,7 @@ _B = 0.75
 _ACTION_MARK = "!"  # action concept tokens: "!delete" cannot collide with a word
 _SYNONYM_WEIGHT = 0.6
 _TYPO_WEIGHT = 0.7
-_NUMPY_MIN_POSTINGS = 1_500  # below this, numpy's per-call overhead costs more than it saves
+_NUMPY_MIN_POSTINGS = 500  # measured crossover: below it numpy's per-call overhead costs more than it saves
 _MAX_CORRECTIONS = 50_000  # remembered typo corrections (words seen in queries) per index
 
 _NUMPY: list[Any] = []
@@ -110,7 +110,7 @@ def _field_texts(d: ToolDefinition) -> tuple[str, ...]:
 
 def _postings(rows: Sequence[tuple[str, ...]], actions: Sequence[str]) -> IndexParts:
     """BM25F postings of every tool (in index order), as flat arrays grouped by term."""
-    seen: dict[str, list[str]] = {}  # catalogs repeat texts (parameter descriptions above all)
+    seen: dict[str, tuple[tuple[str, int], ...]] = {}  # catalogs repeat texts (parameters above all)
     term_ids: dict[str, int] = {}
     docs_of: list[list[int]] = []
     tfs_of: list[list[float]] = []
@@ -119,11 +119,11 @@ def _postings(rows: Sequence[tuple[str, ...]], actions: Sequence[str]) -> IndexP
         weighted: dict[str, float] = {}
         get = weighted.get
         for text, weight in zip(row, _FIELD_WEIGHTS, strict=True):
-            tokens = seen.get(text)
-            if tokens is None:
-                tokens = seen[text] = tokenize(text)
-            for token in tokens:
-                weighted[token] = get(token, 0.0) + weight
+            counts = seen.get(text)
+            if counts is None:
+                counts = seen[text] = tuple(Counter(tokenize(text)).items())
+            for token, count in counts:
+                weighted[token] = get(token, 0.0) + weight * count
         concept = _ACTION_MARK + action
         weighted[concept] = get(concept, 0.0) + _ACTION_WEIGHT
         lengths.append(sum(weighted.values()))
@@ -138,12 +138,25 @@ def _postings(rows: Sequence[tuple[str, ...]], actions: Sequence[str]) -> IndexP
     n = len(rows)
     avg = (sum(lengths) / n) if n else 1.0
     norms = [_K1 * (1 - _B + _B * length / avg) for length in lengths]
-    starts, ids, impacts = array("q", [0]), array("I"), array("f")
-    for docs, tfs in zip(docs_of, tfs_of, strict=True):
-        idf = math.log(1 + (n - len(docs) + 0.5) / (len(docs) + 0.5))
+    starts, ids, tfs, idfs = array("q", [0]), array("I"), array("d"), array("d")
+    for docs, term_tfs in zip(docs_of, tfs_of, strict=True):
         ids.extend(docs)
-        impacts.extend([idf * (tf * (_K1 + 1) / (tf + norms[d])) for d, tf in zip(docs, tfs, strict=True)])
+        tfs.extend(term_tfs)
         starts.append(len(ids))
+        idfs.append(math.log(1 + (n - len(docs) + 0.5) / (len(docs) + 0.5)))
+    impacts = array("f")
+    np = _numpy()
+    if np is not None:  # the same operations, one array at a time
+        tf = np.frombuffer(tfs, dtype=np.float64) if tfs else np.zeros(0)
+        doc_norms = np.asarray(norms, dtype=np.float64)[np.frombuffer(ids, dtype=np.uint32)] if ids else tf
+        idf = np.repeat(np.frombuffer(idfs, dtype=np.float64), np.diff(starts)) if idfs else tf
+        impacts.frombytes((idf * (tf * (_K1 + 1) / (tf + doc_norms))).astype(np.float32).tobytes())
+    else:
+        for t, idf in enumerate(idfs):
+            a, b = starts[t], starts[t + 1]
+            impacts.extend(
+                [idf * (tf * (_K1 + 1) / (tf + norms[d])) for d, tf in zip(ids[a:b], tfs[a:b], strict=True)]
+            )
     return IndexParts(list(term_ids), starts, ids, impacts)
 
 

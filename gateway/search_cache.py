@@ -16,6 +16,7 @@ import logging
 import os
 import sys
 import tempfile
+import zlib
 from array import array
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -109,6 +110,8 @@ def _decode(data: bytes, key: str, tools: int) -> IndexParts | None:
     ):
         return None
     view = memoryview(data)
+    if zlib.crc32(view[body:]) != header["crc32"]:
+        raise ValueError("checksum mismatch")
     arrays: dict[str, array[Any]] = {}
     for name, typecode, count in header["arrays"]:
         arr = array(typecode)
@@ -120,7 +123,7 @@ def _decode(data: bytes, key: str, tools: int) -> IndexParts | None:
         body = end
     vectors = None
     if "vectors" in arrays:
-        import numpy as np  # type: ignore[import-not-found, unused-ignore]
+        import numpy as np
 
         vectors = np.frombuffer(arrays["vectors"], dtype=np.float32).reshape(tools, header["dims"])
     parts = IndexParts(header["terms"], arrays["starts"], arrays["ids"], arrays["impacts"], vectors)
@@ -152,6 +155,10 @@ def save(cache_dir: Path, key: str, tools: int, parts: IndexParts) -> None:
         arrays.append(("vectors", vectors))
         header["dims"] = int(matrix.shape[1])
     header["arrays"] = [(name, arr.typecode, len(arr)) for name, arr in arrays]
+    crc = 0
+    for _, arr in arrays:
+        crc = zlib.crc32(memoryview(arr).cast("B"), crc)
+    header["crc32"] = crc
     head = json.dumps(header, ensure_ascii=False).encode()
     try:
         cache_dir.mkdir(parents=True, exist_ok=True)

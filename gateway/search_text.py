@@ -308,14 +308,19 @@ def tokenize(text: str) -> list[str]:
     return list(map(stem, filterfalse(STOP_WORDS.__contains__, words(text))))
 
 
+@lru_cache(maxsize=50_000)
+def _action_of(word: str) -> str | None:
+    return None if word in _AMBIGUOUS_VERBS else normalize_action(word)
+
+
 def query_actions(raw: Sequence[str]) -> list[str]:
     """The actions a request's verbs map onto: 'remove' -> delete, 'look up' -> search."""
     raw = [w for w in raw if w not in ("s", "t")]  # "what's on" -> what, on
     found: list[str] = []
     for i, word in enumerate(raw):
         action = _PHRASES.get((word, raw[i + 1])) if i + 1 < len(raw) else None
-        if action is None and word not in _AMBIGUOUS_VERBS:
-            action = normalize_action(word)
+        if action is None:
+            action = _action_of(word)
         if action is not None and action not in found:
             found.append(action)
     return found

@@ -42,6 +42,8 @@ from .errors import (
 
 Api = Literal["calendar", "gmail", "tasks"]
 VERSIONS: dict[str, str] = {"calendar": "v3", "gmail": "v1", "tasks": "v1"}
+ApiRef = Api | tuple[str, str]
+"""A workspace API by name, or any API whose discovery document the package ships as (name, version)."""
 DEFAULT_RETRIES = 4
 DEFAULT_TIMEOUT_SECONDS = 60.0
 _SAFE_METHODS = frozenset(("GET", "PUT", "PATCH", "DELETE"))
@@ -99,16 +101,17 @@ class GoogleClient:
         self._sleep = sleep
         self._rand = rand
         self._after_request = after_request
-        self._services: dict[str, Any] = {}
+        self._services: dict[ApiRef, Any] = {}
         self._lock = threading.Lock()
         self._local = threading.local()
 
     def call(
-        self, api: Api, method: str, call: Call, *, idempotent: bool | None = None, **params: Any
+        self, api: ApiRef, method: str, call: Call, *, idempotent: bool | None = None, **params: Any
     ) -> Any:
         """Run one API method, e.g. `call("calendar", "events.get", c, calendarId=..., eventId=...)`.
 
         Args:
+            api: a workspace API by name, or any shipped API as (name, version), e.g. ("drive", "v3").
             idempotent: whether repeating the request is harmless; default: by HTTP method (POST is not).
 
         Returns:
@@ -119,7 +122,7 @@ class GoogleClient:
         """
         request = self._request(api, method, params)
         safe = request.method in _SAFE_METHODS if idempotent is None else idempotent
-        operation = f"{api}.{method}"
+        operation = f"{api if isinstance(api, str) else api[0]}.{method}"
         for attempt in range(self._retries + 1):
             try:
                 result = request.execute(http=self.thread_http())
@@ -143,7 +146,7 @@ class GoogleClient:
         raise unavailable(call)  # pragma: no cover - the loop always returns or raises
 
     def collect(
-        self, api: Api, method: str, call: Call, *, items: str, limit: int, page_size: int, **params: Any
+        self, api: ApiRef, method: str, call: Call, *, items: str, limit: int, page_size: int, **params: Any
     ) -> list[Any]:
         """Follow `nextPageToken` until `limit` items (or the last page) are in."""
         found: list[Any] = []
@@ -166,18 +169,19 @@ class GoogleClient:
             http = self._local.http = self._http_factory()
         return http
 
-    def _request(self, api: Api, method: str, params: dict[str, Any]) -> Any:
+    def _request(self, api: ApiRef, method: str, params: dict[str, Any]) -> Any:
         resource = self._service(api)
         *path, name = method.split(".")
         for part in path:
             resource = getattr(resource, part)()
         return getattr(resource, name)(**params)
 
-    def _service(self, api: Api) -> Any:
+    def _service(self, api: ApiRef) -> Any:
         with self._lock:
             service = self._services.get(api)
             if service is None:
-                service = build(api, VERSIONS[api], http=_NoSharedHttp(), static_discovery=True)
+                name, version = (api, VERSIONS[api]) if isinstance(api, str) else api
+                service = build(name, version, http=_NoSharedHttp(), static_discovery=True)
                 self._services[api] = service
             return service
 

@@ -52,6 +52,8 @@ class GoogleOptions(BaseModel):
     services: tuple[Service, ...] = ("calendar", "gmail", "tasks")
     allow_permanent_delete: bool = False
     send_updates: SendUpdates = "all"
+    extra_scopes: tuple[str, ...] = ()
+    """Scopes asked for beyond the services' own: what the google-apis catalog's methods need."""
 
     @classmethod
     def parse(cls, raw: Mapping[str, Any] | None, *, data_dir: Path) -> GoogleOptions:
@@ -79,7 +81,8 @@ class GoogleOptions(BaseModel):
 
     @property
     def scopes(self) -> list[str]:
-        return scopes_for(self.services, allow_permanent_delete=self.allow_permanent_delete)
+        scopes = scopes_for(self.services, allow_permanent_delete=self.allow_permanent_delete)
+        return scopes + [s for s in dict.fromkeys(self.extra_scopes) if s not in scopes]
 
 
 def scopes_for(services: Sequence[str], *, allow_permanent_delete: bool = False) -> list[str]:

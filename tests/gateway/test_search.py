@@ -6,7 +6,15 @@ import pytest
 from pydantic import BaseModel, Field
 
 from gateway import PARAMS_CONFIG, NoParams, ToolDefinition
-from gateway.search import SearchIndex, semantic_available, stem, tokenize
+from gateway.search import SearchIndex, numpy_available, semantic_available, stem, tokenize
+
+# Every ranking behaviour holds for both scorers: the pure-Python loop and numpy's bincount.
+SCORERS = [
+    pytest.param(False, id="python"),
+    pytest.param(
+        True, id="numpy", marks=pytest.mark.skipif(not numpy_available(), reason="numpy is not installed")
+    ),
+]
 
 
 class EventParams(BaseModel):
@@ -44,9 +52,9 @@ TOOLS = [
 ]
 
 
-@pytest.fixture(scope="module")
-def index() -> SearchIndex:
-    return SearchIndex(TOOLS, semantic=False)
+@pytest.fixture(scope="module", params=SCORERS)
+def index(request: pytest.FixtureRequest) -> SearchIndex:
+    return SearchIndex(TOOLS, semantic=False, vectorized=request.param)
 
 
 def names(hits: list[tuple[ToolDefinition, float]]) -> list[str]:

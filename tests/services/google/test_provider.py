@@ -84,6 +84,7 @@ def test_the_google_section_comes_from_the_file_and_the_environment(tmp_path: Pa
         "services": ["calendar"],
         "allow_permanent_delete": False,
         "send_updates": "all",
+        "extra_scopes": [],
     }
 
 

@@ -1,0 +1,12 @@
+"""The Google API catalog: every method of every API whose discovery document google-api-python-client ships.
+
+About 13,800 tools (340-odd APIs at their newest stable versions), served through the same three
+meta-tools as every other catalog. `documents.py` finds the documents and picks versions; `methods.py`
+makes each method's entry (name, action, flags, summary); `index.py` caches the entries per package
+version; `params.py` makes a method's params model on first use; `invoke.py` calls it through the Google
+backend's client; `provider.py` is the `google-apis` catalog provider. See docs/google-apis.md.
+"""
+
+from .provider import CatalogOptions, catalog_toolset, provide
+
+__all__ = ["CatalogOptions", "catalog_toolset", "provide"]

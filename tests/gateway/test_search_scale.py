@@ -1,0 +1,177 @@
+"""What makes search fast at scale keeps its answers: numpy scoring, the index cache, the prefix shortlist."""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import logging
+from pathlib import Path
+
+import pytest
+
+from gateway import Catalog, Gateway, NoParams, Principal, ToolDefinition, search, search_semantic
+from gateway.search import SearchIndex, numpy_available, semantic_available
+from gateway.search_cache import MAX_CACHED_INDEXES
+
+needs_numpy = pytest.mark.skipif(not numpy_available(), reason="numpy is not installed")
+needs_semantic = pytest.mark.skipif(not semantic_available(), reason="the 'search' extra is not installed")
+
+_NOUNS = ["event", "calendar", "message", "file", "folder", "invoice", "ticket", "user", "repo", "issue"]
+_VERBS = [("create", "create"), ("delete", "delete"), ("list", "list"), ("get", "read"), ("send", "send")]
+_SERVICES = ["acme", "globex", "initech", "umbrella", "hooli", "stark"]
+
+
+def _catalog(copies: int = 1) -> list[ToolDefinition]:
+    """A few hundred tools with overlapping words, so scores tie and postings are long."""
+    tools = []
+    for copy, service, noun, (verb, action) in itertools.product(range(copies), _SERVICES, _NOUNS, _VERBS):
+        suffix = f"_{copy}" if copy else ""
+        tools.append(
+            ToolDefinition(
+                name=f"{service}_{noun}_{verb}{suffix}",
+                category=service,
+                action=action,
+                verb=verb,
+                summary=f"{verb.capitalize()} a {noun} in {service.capitalize()}.",
+                description=f"{verb.capitalize()} a {noun} in {service.capitalize()}; works on every {noun}.",
+                params=NoParams,
+                handler=lambda p: None,
+            )
+        )
+    return tools
+
+
+TOOLS = _catalog()
+QUERIES = [
+    "delete an event",
+    "send a message to a user",
+    "list files in a folder",
+    "remove the invoice",
+    "acme",
+    "acme_event",
+    "acme_event_get",
+    "calender evnt",
+    "what's on my calendar",
+    "ticket issue repo user folder file message invoice calendar event",
+    "nothing matches xylophone",
+]
+
+
+def _names(hits: list[tuple[ToolDefinition, float]]) -> list[str]:
+    return [d.name for d, _ in hits]
+
+
+@needs_numpy
+@pytest.mark.parametrize("query", QUERIES)
+def test_numpy_and_python_scoring_return_the_same_pages_scores_and_totals(query: str) -> None:
+    python = SearchIndex(TOOLS, semantic=False, vectorized=False)
+    vectorized = SearchIndex(TOOLS, semantic=False, vectorized=True)
+    for kwargs in (
+        {},
+        {"categories": {"acme", "hooli"}},
+        {"actions": {"delete"}},
+        {"allowed": {d.name for d in TOOLS[::3]}},
+    ):
+        for offset, limit in ((0, 10), (7, 5), (0, None)):
+            assert python.page(query, offset=offset, limit=limit, **kwargs) == vectorized.page(
+                query, offset=offset, limit=limit, **kwargs
+            )
+
+
+def test_without_numpy_the_index_builds_and_ranks_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
+    with_numpy = SearchIndex(TOOLS, semantic=False)
+    monkeypatch.setattr(search, "_NUMPY", [None])  # as on a core install
+    without = SearchIndex(TOOLS, semantic=False)
+    assert not search.numpy_available()
+    for query in QUERIES:
+        assert without.page(query, limit=10) == with_numpy.page(query, limit=10)
+    with pytest.raises(ImportError, match="fast"):
+        SearchIndex(TOOLS, semantic=False, vectorized=True)
+
+
+def test_a_cached_index_ranks_like_a_built_one(tmp_path: Path) -> None:
+    built = SearchIndex(TOOLS, semantic=False)
+    first = SearchIndex.load_or_build(TOOLS, tmp_path, semantic=False, min_tools=0)
+    files = list(tmp_path.iterdir())
+    assert len(files) == 1
+    loaded = SearchIndex.load_or_build(reversed(TOOLS), tmp_path, semantic=False, min_tools=0)
+    assert list(tmp_path.iterdir()) == files
+    for query in QUERIES:
+        assert built.page(query, limit=10) == first.page(query, limit=10) == loaded.page(query, limit=10)
+
+
+def test_any_change_to_a_tools_text_builds_a_new_index(tmp_path: Path) -> None:
+    SearchIndex.load_or_build(TOOLS, tmp_path, semantic=False, min_tools=0)
+    changed = [*TOOLS[:-1], dataclasses.replace(TOOLS[-1], description="Sing a song.")]
+    index = SearchIndex.load_or_build(changed, tmp_path, semantic=False, min_tools=0)
+    assert len(list(tmp_path.iterdir())) == 2
+    assert _names(index.search("sing a song"))[0] == TOOLS[-1].name
+
+
+def test_a_damaged_cache_file_is_rebuilt_quietly(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    SearchIndex.load_or_build(TOOLS, tmp_path, semantic=False, min_tools=0)
+    (path,) = tmp_path.iterdir()
+    data = path.read_bytes()
+    for damaged in (b"", b"not an index", data[: len(data) // 2], data[:-40] + b"\xff" * 40):
+        path.write_bytes(damaged)
+        with caplog.at_level(logging.WARNING, logger="gateway.search_cache"):
+            index = SearchIndex.load_or_build(TOOLS, tmp_path, semantic=False, min_tools=0)
+        assert _names(index.search("delete an event", categories={"acme"}))[0] == "acme_event_delete"
+    assert path.read_bytes() == data  # rebuilt and written again
+
+
+def test_an_unwritable_cache_costs_a_build_not_an_error(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("a file where the cache directory should be")
+    index = SearchIndex.load_or_build(TOOLS, blocker / "cache", semantic=False, min_tools=0)
+    assert _names(index.search("acme_event_get"))[0] == "acme_event_get"
+
+
+def test_small_catalogs_are_not_cached_and_old_files_are_pruned(tmp_path: Path) -> None:
+    SearchIndex.load_or_build(TOOLS, tmp_path, semantic=False)  # fewer than CACHE_MIN_TOOLS
+    assert list(tmp_path.iterdir()) == []
+    for n in range(MAX_CACHED_INDEXES + 2):
+        SearchIndex.load_or_build(TOOLS[n:], tmp_path, semantic=False, min_tools=0)
+    assert len(list(tmp_path.iterdir())) == MAX_CACHED_INDEXES
+
+
+def test_the_gateway_caches_a_large_catalogs_index_where_it_is_told(tmp_path: Path) -> None:
+    catalog = Catalog(_catalog(copies=7))  # 2,100 tools: over CACHE_MIN_TOOLS
+    gateway = Gateway(catalog, search_cache_dir=tmp_path)
+    out = gateway.discover(Principal(), query="delete an event", categories=["acme"], limit=3)
+    assert out["tools"][0]["name"] == "acme_event_delete"
+    assert out["total"] == len(gateway.index().search("delete an event", categories={"acme"}))
+    assert len(list(tmp_path.iterdir())) == 1
+    again = Gateway(catalog, search_cache_dir=tmp_path).discover(
+        Principal(), query="delete an event", categories=["acme"], limit=3
+    )
+    assert again == out
+    uncached = Gateway(catalog, search_cache_dir=False)
+    assert uncached.discover(Principal(), query="delete an event", categories=["acme"], limit=3) == out
+
+
+@needs_semantic
+def test_a_cached_hybrid_index_ranks_like_a_built_one(tmp_path: Path) -> None:
+    built = SearchIndex(TOOLS, semantic=True)
+    SearchIndex.load_or_build(TOOLS, tmp_path, semantic=True, min_tools=0)
+    loaded = SearchIndex.load_or_build(TOOLS, tmp_path, semantic=True, min_tools=0)
+    assert loaded.semantic
+    for query in QUERIES:
+        assert _names(built.search(query, limit=10)) == _names(loaded.search(query, limit=10))
+
+
+@needs_semantic
+def test_the_prefix_shortlist_of_large_catalogs_keeps_names_filters_and_order(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    exact = SearchIndex(TOOLS, semantic=True)
+    monkeypatch.setattr(search_semantic, "SEMANTIC_EXACT_LIMIT", 10)
+    shortlisted = SearchIndex(TOOLS, semantic=True)
+    assert shortlisted._vectors is not None and shortlisted._vectors.prefix is not None
+    for query in QUERIES:
+        assert _names(shortlisted.search(query, limit=10)) == _names(exact.search(query, limit=10))
+        hits, total = shortlisted.page(query, categories={"globex"}, actions={"delete"}, limit=5)
+        assert {(d.category, d.action) for d, _ in hits} <= {("globex", "delete")}
+        assert total == exact.page(query, categories={"globex"}, actions={"delete"}, limit=5)[1]
+    assert _names(shortlisted.search("acme_event_get"))[0] == "acme_event_get"
+    assert shortlisted.search("nothing matches xylophone") == []
