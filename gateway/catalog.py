@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import weakref
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from types import MappingProxyType
@@ -12,6 +13,10 @@ from .definition import ToolDefinition, definition_from_function, definition_pro
 from .errors import RegistrationError
 
 Registrable = ToolDefinition | Callable[..., Any]
+
+# Definitions are frozen: one that passed the checks once (merging catalogs registers thousands
+# again) need not be checked again.
+_CHECKED: weakref.WeakSet[ToolDefinition] = weakref.WeakSet()
 
 
 class Catalog:
@@ -51,7 +56,7 @@ class Catalog:
         built: list[ToolDefinition] = []
         for item in add:
             if isinstance(item, ToolDefinition):
-                found = definition_problems(item)
+                found = [] if item in _CHECKED else definition_problems(item)
                 definition = None if found else item
             else:
                 definition, found = definition_from_function(item)
@@ -71,6 +76,7 @@ class Catalog:
                 raise RegistrationError(problems)
             for d in built:
                 tools[d.name] = d
+                _CHECKED.add(d)
             self._tools = tools
             self._reindex()
 

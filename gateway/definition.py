@@ -73,6 +73,9 @@ class ToolDefinition:
 
     Flags fail closed: a tool that does not say it is read-only is treated as
     destructive (it needs confirmation) and as unsafe to run concurrently.
+
+    `rank_weight` (0 to 1) scales a tool's discovery score within a page of results, so
+    that generated tools can yield to hand-written ones that match about as well.
     """
 
     name: str
@@ -92,6 +95,7 @@ class ToolDefinition:
     permission: PermissionCheck | None = None
     prompt: str | None = None
     search_text: str = ""
+    rank_weight: float = 1.0
     metadata: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
 
     @property
@@ -275,6 +279,8 @@ def definition_problems(d: ToolDefinition) -> list[str]:
         bad("cannot be both read_only and destructive")
     if not callable(d.handler):
         bad("handler is not callable")
+    if not 0 < d.rank_weight <= 1:
+        bad("rank_weight must be in (0, 1]")
     if d.timeout is not None and d.timeout <= 0:
         bad("timeout must be positive")
     if d.is_lazy and callable(d.params):

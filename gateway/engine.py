@@ -206,6 +206,9 @@ class Gateway:
             found, total = self.index().page(
                 query, allowed, categories=categories, actions=actions, offset=offset, limit=limit
             )
+            # Within a page, a tool's rank_weight scales its score: a hand-written tool that matches
+            # about as well as a generated one comes first. The sort is stable; pages do not mix.
+            found.sort(key=lambda hit: -hit[1] * hit[0].rank_weight)
             page = [d for d, _ in found]
         else:
             pool = [

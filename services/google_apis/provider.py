@@ -28,6 +28,9 @@ from .invoke import Session, google_connection
 from .methods import Method, find
 from .params import ParamsFactory
 
+GENERATED_RANK_WEIGHT = 0.75
+"""Discovery scores of generated methods count at 3/4 against hand-written tools on the same page."""
+
 
 class CatalogOptions(BaseModel):
     """The `[google_apis]` section, as the provider receives it."""
@@ -118,6 +121,9 @@ def definition(
         destructive=method.destructive,
         concurrency_safe=method.read_only,
         search_text=method.search_text,
+        # Generated from API references: when a hand-written tool matches about as well, it is the
+        # better answer (defaults, natural-language dates, compact results).
+        rank_weight=GENERATED_RANK_WEIGHT,
         metadata=MappingProxyType(metadata),
     )
 

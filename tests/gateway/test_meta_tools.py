@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from gateway import Catalog, Gateway, ToolResult, render, run_sync
+from gateway import Catalog, Gateway, Principal, ToolResult, render, run_sync
 
 from .sample_tools import ALL_TOOLS, Calls
 
@@ -212,3 +212,21 @@ def test_meta_tool_definitions_are_byte_identical_whatever_the_catalog() -> None
     empty = json.dumps(anthropic.tools(Gateway(Catalog()).meta))
     full = json.dumps(anthropic.tools(Gateway(Catalog(ALL_TOOLS)).meta))
     assert empty == full
+
+
+def test_discover_orders_a_page_by_score_times_rank_weight() -> None:
+    import dataclasses
+
+    from .sample_tools import ALL_TOOLS
+
+    query = "create or delete a note"
+    raw, _ = Gateway(Catalog(ALL_TOOLS)).index().page(query, None, offset=0, limit=10)
+    top = raw[0][0]
+    assert len(raw) >= 2
+    catalog = Catalog([d for d in Catalog(ALL_TOOLS) if d.name != top.name])
+    catalog.register(dataclasses.replace(top, rank_weight=0.01))
+    gw = Gateway(catalog)
+    weighted, _ = gw.index().page(query, None, offset=0, limit=10)
+    expected = [d.name for d, _ in sorted(weighted, key=lambda hit: -hit[1] * hit[0].rank_weight)]
+    ranked = [t["name"] for t in gw.discover(Principal(), query=query)["tools"]]
+    assert ranked == expected and ranked[0] != top.name
