@@ -136,7 +136,7 @@ def _terminal_approver(assume_yes: bool) -> Any:
     return approve
 
 
-def _print_result(result: ToolResult, as_json: bool) -> int:
+def _print_result(result: ToolResult) -> int:
     payload = result_payload(result)
     print(_dump(payload))
     if result.status == "ok":
@@ -161,7 +161,7 @@ def _discover(gw: Gateway, ctx: ToolContext, args: argparse.Namespace) -> int:
             if found is not None and "method_id" in found.metadata:
                 hit["method_id"] = found.metadata["method_id"]
     if args.json or result.status != "ok" or "tools" not in result.output:
-        return _print_result(result, args.json)
+        return _print_result(result)
     out = result.output
     for hit in out["tools"]:
         flags = f" ({', '.join(hit['flags'])})" if hit["flags"] else ""
@@ -283,13 +283,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             if args.command == "discover":
                 return _discover(gw, ctx, args)
             if args.command == "schema":
-                return _print_result(
-                    run_sync(gw.call("get_tool_schema", {"tool_name": args.tool_name}, ctx)), args.json
-                )
+                return _print_result(run_sync(gw.call("get_tool_schema", {"tool_name": args.tool_name}, ctx)))
             if args.command == "invoke":
-                return _print_result(
-                    run_sync(gw.invoke(args.tool_name, args.parameters, context=ctx)), args.json
-                )
+                return _print_result(run_sync(gw.invoke(args.tool_name, args.parameters, context=ctx)))
             if args.command == "catalog":
                 return _catalog(gw, ctx, args, settings.backend)
             if args.command == "chat":

@@ -28,7 +28,6 @@ from pydantic import (
 from .errors import ConfigError
 
 APP_NAME = "metatool-gateway"
-ENV_PREFIX = "GATEWAY_"
 
 
 def default_config_path() -> Path:

@@ -53,6 +53,25 @@ class _Base:
     def add_user(self, history: list[Any], text: str) -> None:
         history.append({"role": "user", "content": text})
 
+    async def _send(
+        self,
+        create: Any,
+        kwargs: dict[str, Any],
+        request: Request,
+        parse: Any,
+        acc: ChatAccumulator | ResponsesAccumulator,
+    ) -> ModelTurn:
+        """One request through either API: no tools on the wrap-up turn, host options, streamed or not."""
+        if not request.allow_tools:
+            kwargs["tool_choice"] = "none"
+        kwargs.update(self.options)
+        if not self.stream:
+            turn: ModelTurn = parse(await call_sdk(create, kwargs, stream=False, feed=_no_feed, on_text=None))
+            return turn
+        kwargs["stream"] = True
+        await call_sdk(create, kwargs, stream=True, feed=acc.feed, on_text=request.on_text)
+        return acc.turn()
+
 
 # -- Chat Completions ------------------------------------------------------------------
 
@@ -132,16 +151,9 @@ class OpenAIChat(_Base):
             "messages": messages,
             "tools": chat_tools(request.plan.loaded, strict=self.strict),
         }
-        if not request.allow_tools:
-            kwargs["tool_choice"] = "none"
-        kwargs.update(self.options)
-        create = self.client.chat.completions.create
-        if not self.stream:
-            return parse_completion(await call_sdk(create, kwargs, stream=False, feed=_no_feed, on_text=None))
-        acc = ChatAccumulator()
-        kwargs["stream"] = True
-        await call_sdk(create, kwargs, stream=True, feed=acc.feed, on_text=request.on_text)
-        return acc.turn()
+        return await self._send(
+            self.client.chat.completions.create, kwargs, request, parse_completion, ChatAccumulator()
+        )
 
     def add_turn(self, history: list[Any], turn: ModelTurn) -> None:
         history.append(turn.message)
@@ -239,16 +251,9 @@ class OpenAIResponses(_Base):
         kwargs: dict[str, Any] = {"model": self.model, "input": request.history, "tools": tools}
         if request.system:
             kwargs["instructions"] = request.system
-        if not request.allow_tools:
-            kwargs["tool_choice"] = "none"
-        kwargs.update(self.options)
-        create = self.client.responses.create
-        if not self.stream:
-            return parse_response(await call_sdk(create, kwargs, stream=False, feed=_no_feed, on_text=None))
-        acc = ResponsesAccumulator()
-        kwargs["stream"] = True
-        await call_sdk(create, kwargs, stream=True, feed=acc.feed, on_text=request.on_text)
-        return acc.turn()
+        return await self._send(
+            self.client.responses.create, kwargs, request, parse_response, ResponsesAccumulator()
+        )
 
     def add_turn(self, history: list[Any], turn: ModelTurn) -> None:
         history.extend(turn.message)
