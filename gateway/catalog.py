@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import gc
 import threading
 import weakref
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from types import MappingProxyType
 from typing import Any
 
@@ -13,6 +15,27 @@ from .definition import ToolDefinition, definition_from_function, definition_pro
 from .errors import RegistrationError
 
 Registrable = ToolDefinition | Callable[..., Any]
+
+
+@contextmanager
+def bulk_allocation(*, freeze: bool = False) -> Iterator[None]:
+    """Pause the cyclic garbage collector while a large catalog is built.
+
+    A catalog of ~14,000 tools is about a million long-lived objects made in one go and none freed; the
+    collector would scan them again and again for nothing (it doubles the start-up time). With
+    `freeze`, what exists afterwards is also set aside from later collections (`gc.freeze`); the caller
+    undoes that with `gc.unfreeze()` when it lets the catalog go.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if freeze:
+            gc.freeze()
+        if enabled:
+            gc.enable()
+
 
 # Definitions are frozen: one that passed the checks once (merging catalogs registers thousands
 # again) need not be checked again.

@@ -8,7 +8,7 @@ from contextlib import contextmanager, suppress
 from datetime import datetime
 
 from .audit import JsonlAuditLog
-from .catalog import Catalog
+from .catalog import Catalog, bulk_allocation
 from .config import Settings
 from .confirmation import Approver, ConfirmationGate
 from .context import Principal
@@ -36,22 +36,6 @@ def principal_from(settings: Settings, principal_id: str | None = None) -> Princ
     pid = principal_id or settings.principal
     entry = settings.principals.get(pid)
     return Principal(id=pid, roles=frozenset(entry.roles if entry else ()), agent=settings.agent)
-
-
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """A large catalog (google-apis: ~14,000 tools) is a million long-lived objects made in one go; the
-    cyclic garbage collector would scan them over and over while they are made, and again in each of its
-    generations afterwards, for nothing. So it pauses, and what exists then is set aside (`gc.freeze`)
-    until the gateway closes (`gc.unfreeze`, in `open_gateway`)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.freeze()
-        if enabled:
-            gc.enable()
 
 
 @contextmanager
@@ -92,7 +76,7 @@ def open_gateway(
     audit = JsonlAuditLog(settings.audit_path, fsync=settings.audit.fsync) if settings.audit.enabled else None
     try:
         for spec in specs:
-            with _collector_paused():
+            with bulk_allocation(freeze=True):
                 toolset = load_provider(spec)(options)
                 if toolset.close is not None:
                     closers.append(toolset.close)

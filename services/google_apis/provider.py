@@ -8,16 +8,14 @@ them, and credentials are loaded on the first call.
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from gateway.catalog import Catalog
+from gateway.catalog import Catalog, bulk_allocation
 from gateway.definition import ToolDefinition
 from gateway.errors import UserError
 from gateway.toolset import ProviderOptions, Toolset
@@ -68,26 +66,13 @@ def provide(options: ProviderOptions) -> Toolset:
 
 def catalog_toolset(settings: CatalogOptions, session: Session, *, index: Index | None = None) -> Toolset:
     """The tools of the selected APIs, calling through `session`."""
-    with _bulk_allocation():
+    with bulk_allocation():
         index = index or load_index(settings.cache_dir, settings.versions)
         methods = index.select(settings.apis, settings.exclude_apis)
         documents = DocumentCache(documents_dir())
         factory = ParamsFactory()
         catalog = Catalog([definition(m, session, documents, factory) for m in methods])
     return Toolset(catalog=catalog, resources=MappingProxyType({Session: session}))
-
-
-@contextmanager
-def _bulk_allocation() -> Iterator[None]:
-    """Loading the catalog makes about a million objects and frees none: the cyclic garbage collector
-    would scan them again and again for nothing (it doubles the start-up time)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def definition(
