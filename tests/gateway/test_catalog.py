@@ -40,13 +40,12 @@ def test_read_only_tools_are_not_destructive(catalog: Catalog) -> None:
 
 
 def test_decorator_returns_the_function_unchanged() -> None:
-    assert notes_create(notes_create.__annotations__["params"] and _note()) == {"id": "n1", "title": "t"}
+    def plain(params: Query) -> str:
+        """Echo."""
+        return params.q
 
-
-def _note() -> BaseModel:
-    from .sample_tools import NoteParams
-
-    return NoteParams(title="t")
+    marked = tool(category="x", action="read", read_only=True)(plain)
+    assert marked is plain and marked(Query(q="t")) == "t"
 
 
 class Loose(BaseModel):
