@@ -129,4 +129,12 @@ class Catalog:
 
     def merge(self, other: Catalog) -> None:
         """Add every tool of another catalog (all or nothing)."""
+        with self._lock:
+            if not self._tools:  # the first catalog of a gateway: its checked maps are taken as they are
+                with other._lock:
+                    self._tools = dict(other._tools)
+                    self.by_name, self.by_category = other.by_name, other.by_category
+                    self.by_action = other.by_action
+                self.version += 1
+                return
         self.register(*other)

@@ -164,3 +164,26 @@ def test_a_lazy_params_model_is_built_on_first_use_only() -> None:
     assert run_sync(Gateway(catalog).invoke("lazy_read", {"q": "hi"})).output == "hi"
     assert d.json_schema["required"] == ["q"] and d.model is Query
     assert built == ["x"]
+
+
+def test_merging_into_an_empty_catalog_takes_every_tool_and_index() -> None:
+    source = Catalog(ALL_TOOLS)
+    target = Catalog()
+    before = target.version
+    target.merge(source)
+    assert target.version > before and len(target) == len(source)
+    assert dict(target.by_name) == dict(source.by_name)
+    assert dict(target.by_category) == dict(source.by_category)
+    assert dict(target.by_action) == dict(source.by_action)
+    with pytest.raises(RegistrationError, match="notes_create: already registered"):
+        target.register(notes_create)
+    source.replace(["notes_create"])  # the source changing later does not reach the merged copy
+    assert "notes_create" in target and "notes_create" not in source
+
+
+def test_merging_a_clashing_catalog_changes_nothing() -> None:
+    target = Catalog(ALL_TOOLS)
+    version = target.version
+    with pytest.raises(RegistrationError, match="notes_create: already registered"):
+        target.merge(Catalog([notes_create]))
+    assert target.version == version and len(target) == len(ALL_TOOLS)
