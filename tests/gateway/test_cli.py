@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -108,3 +110,29 @@ def test_a_broken_config_exits_2_with_the_line(
     path.write_text("backend = 'ftp'\n")
     code, _, err = run(capsys, "catalog", "--config", str(path))
     assert code == 2 and "line 1" in err and "backend" in err
+
+
+def test_the_program_exits_with_the_command_code_and_every_byte_written(config: Path) -> None:
+    """`gateway` ends without tearing the interpreter down: output, exit code and audit are all there."""
+    program = [sys.executable, "-m", "gateway.cli"]
+    listed = subprocess.run([*program, "catalog", "--json"], capture_output=True, text=True, check=False)
+    assert listed.returncode == 0 and json.loads(listed.stdout)["total_tools"] == 6
+    created = subprocess.run(
+        [*program, "invoke", "notes_create", '{"title": "Ünïcode ☘"}', "--json"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert created.returncode == 0 and json.loads(created.stdout)["title"] == "Ünïcode ☘"
+    audit = (config.parent / "audit.jsonl").read_text().splitlines()
+    assert json.loads(audit[-1])["outcome"] == "executed"
+    too_long = subprocess.run(
+        [*program, "invoke", "notes_create", '{"title": "' + "x" * 100_000 + '"}', "--json"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert (
+        too_long.returncode == 1
+        and json.loads(too_long.stdout)["error"]["problems"][0]["loc"] == "parameters"
+    )
