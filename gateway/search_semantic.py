@@ -11,9 +11,11 @@ shortlists the tools worth an exact 256-dimension score.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from collections import ChainMap
 from collections.abc import Sequence
 from itertools import chain
+from pathlib import Path
 from typing import Any
 
 from .definition import ToolDefinition
@@ -42,12 +44,10 @@ class Embedder:
     """
 
     def __init__(self) -> None:
-        from importlib import resources
-
         self.np: Any = importlib.import_module("numpy")
         tokenizers: Any = importlib.import_module("tokenizers")
         safetensors: Any = importlib.import_module("safetensors")
-        root = resources.files("wordllama")
+        root = _package_dir("wordllama")
         self.tokenizer = tokenizers.Tokenizer.from_file(
             str(root / "tokenizers" / "l2_supercat_tokenizer_config.json")
         )
@@ -112,6 +112,18 @@ class Embedder:
             first = last
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         return out / np.where(norms > 0, norms, 1.0)
+
+
+def _package_dir(name: str) -> Path:
+    """Where an installed package's files are, without importing it.
+
+    Importing wordllama would load its training and download code (requests among it) and set the
+    root logger to INFO: a tenth of a second and a side effect, for two data files.
+    """
+    spec = importlib.util.find_spec(name)
+    if spec is None or not spec.submodule_search_locations:
+        raise ImportError(f"{name} is not installed")
+    return Path(next(iter(spec.submodule_search_locations)))
 
 
 _EMBEDDER: list[Embedder | None] = []
