@@ -165,7 +165,9 @@ def _build(tools: Sequence[ToolDefinition], rows: Sequence[tuple[str, ...]], sem
     if semantic and tools:
         e = embedder()
         assert e is not None
-        parts.vectors = e.encode([embedding_text(d) for d in tools])
+        texts = [embedding_text(d) for d in tools]
+        parts.vectors = e.encode(texts)
+        parts.vocabulary = e.vocabulary(texts)
     return parts
 
 
@@ -256,7 +258,7 @@ class SearchIndex:
             raise ImportError("vectorized scoring needs numpy: pip install 'metatool-gateway[fast]'")
         self._np: Any = np
         self._numpy_min = 0 if vectorized else _NUMPY_MIN_POSTINGS
-        self._vectors = None if parts.vectors is None else Vectors(parts.vectors)
+        self._vectors = None if parts.vectors is None else Vectors(parts.vectors, parts.vocabulary)
         if self._vectors is not None:
             np = self._np = _numpy()
         if np is not None:

@@ -23,7 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-ENGINE_VERSION = "search-2"
+from .search_semantic import Vocabulary
+
+ENGINE_VERSION = "search-3"
 """Changes whenever tokenisation, weights or the file layout change: old files are then ignored."""
 MAX_CACHED_INDEXES = 8
 """Files kept in a cache directory; the least recently used are removed beyond this."""
@@ -61,6 +63,7 @@ class IndexParts:
     ids: array[int]
     impacts: array[float]
     vectors: Any = None  # numpy float32 (tools x dims) when the semantic layer is on
+    vocabulary: Vocabulary | None = None  # with the vectors: the token ids of the tools' words
 
     def check(self, tools: int) -> bool:
         """Whether the arrays are consistent with each other and with `tools` tools."""
@@ -71,6 +74,7 @@ class IndexParts:
             and all(a <= b for a, b in zip(self.starts, self.starts[1:], strict=False))
             and (not self.ids or max(self.ids) < tools)
             and (self.vectors is None or (self.vectors.ndim == 2 and len(self.vectors) == tools))
+            and (self.vocabulary is None or self.vocabulary.check())
         )
 
 
@@ -121,12 +125,17 @@ def _decode(data: bytes, key: str, tools: int) -> IndexParts | None:
         arr.frombytes(view[body:end])
         arrays[name] = arr
         body = end
-    vectors = None
+    vectors = vocabulary = None
     if "vectors" in arrays:
         import numpy as np
 
         vectors = np.frombuffer(arrays["vectors"], dtype=np.float32).reshape(tools, header["dims"])
-    parts = IndexParts(header["terms"], arrays["starts"], arrays["ids"], arrays["impacts"], vectors)
+    if "words" in arrays:
+        words = arrays["words"].tobytes().decode("utf-8").split("\n") if arrays["words"] else []
+        vocabulary = Vocabulary(words, arrays["word_starts"], arrays["word_ids"])
+    parts = IndexParts(
+        header["terms"], arrays["starts"], arrays["ids"], arrays["impacts"], vectors, vocabulary
+    )
     if not parts.check(tools):
         raise ValueError("inconsistent arrays")
     return parts
@@ -154,6 +163,10 @@ def save(cache_dir: Path, key: str, tools: int, parts: IndexParts) -> None:
         vectors.frombytes(matrix.tobytes())
         arrays.append(("vectors", vectors))
         header["dims"] = int(matrix.shape[1])
+    if parts.vocabulary is not None:  # words never hold whitespace: newlines separate them
+        arrays.append(("words", array("B", "\n".join(parts.vocabulary.words).encode("utf-8"))))
+        arrays.append(("word_starts", parts.vocabulary.starts))
+        arrays.append(("word_ids", parts.vocabulary.ids))
     header["arrays"] = [(name, arr.typecode, len(arr)) for name, arr in arrays]
     crc = 0
     for _, arr in arrays:

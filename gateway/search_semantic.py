@@ -12,8 +12,12 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+from array import array
+from bisect import bisect_left
 from collections import ChainMap
 from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cached_property
 from itertools import chain
 from pathlib import Path
 from typing import Any
@@ -45,31 +49,44 @@ class Embedder:
 
     def __init__(self) -> None:
         self.np: Any = importlib.import_module("numpy")
-        tokenizers: Any = importlib.import_module("tokenizers")
+        self._tokenizers: Any = importlib.import_module("tokenizers")
         safetensors: Any = importlib.import_module("safetensors")
         root = _package_dir("wordllama")
-        self.tokenizer = tokenizers.Tokenizer.from_file(
-            str(root / "tokenizers" / "l2_supercat_tokenizer_config.json")
-        )
-        self.tokenizer.no_padding()
-        self.tokenizer.no_truncation()
+        self._tokenizer_file = root / "tokenizers" / "l2_supercat_tokenizer_config.json"
+        if not self._tokenizer_file.is_file():
+            raise OSError(f"{self._tokenizer_file} is missing")
         with safetensors.safe_open(
             str(root / "weights" / "l2_supercat_256.safetensors"), framework="np"
         ) as f:
-            self.table = self.np.ascontiguousarray(f.get_tensor("embedding.weight"), dtype=self.np.float32)
+            # Kept as stored (float16): rows are widened to float32 as they are summed.
+            self.table = f.get_tensor("embedding.weight")
         self._ids: dict[str, list[int]] = {}
 
     @property
     def dims(self) -> int:
         return int(self.table.shape[1])
 
-    def _token_ids(self, texts: Sequence[str]) -> tuple[Any, Any]:
+    @cached_property
+    def tokenizer(self) -> Any:
+        """Loaded on the first word no vocabulary knows: parsing it is most of the embedder's start-up."""
+        tokenizer = self._tokenizers.Tokenizer.from_file(str(self._tokenizer_file))
+        tokenizer.no_padding()
+        tokenizer.no_truncation()
+        return tokenizer
+
+    def _token_ids(self, texts: Sequence[str], vocabulary: Vocabulary | None = None) -> tuple[Any, Any]:
         """Token ids of every text, flat, and where each text's start: each new word is tokenised once."""
         np = self.np
         split = [t.split() for t in texts]
         known = self._ids
         lookup = known.__getitem__
         new = sorted({w for ws in split for w in ws if w not in known})
+        if new and vocabulary is not None:
+            for word in new:
+                found = vocabulary.get(word)
+                if found is not None:
+                    known[word] = found
+            new = [w for w in new if w not in known]
         if new:
             encoded = self.tokenizer.encode_batch(new, add_special_tokens=False)
             fresh = dict(zip(new, (e.ids for e in encoded), strict=True))
@@ -85,16 +102,25 @@ class Embedder:
             bounds.append(len(flat))
         return np.asarray(flat, dtype=np.intp), np.asarray(bounds, dtype=np.intp)
 
-    def encode(self, texts: Sequence[str]) -> Any:
-        """Unit vectors (float32, one row per text); an empty text gets the zero vector."""
+    def vocabulary(self, texts: Sequence[str]) -> Vocabulary:
+        """The token ids of every word of `texts`, to save beside their vectors."""
+        words = sorted({w for t in texts for w in t.split()})
+        flat, bounds = self._token_ids(words)
+        return Vocabulary(words, array("I", bounds.tolist()), array("I", flat.tolist()))
+
+    def encode(self, texts: Sequence[str], vocabulary: Vocabulary | None = None) -> Any:
+        """Unit vectors (float32, one row per text); an empty text gets the zero vector.
+
+        Words `vocabulary` knows are not tokenised again (a query needs no tokenizer then).
+        """
         np = self.np
-        flat, bounds = self._token_ids(texts)
+        flat, bounds = self._token_ids(texts, vocabulary)
         out = np.zeros((len(texts), self.dims), dtype=np.float32)
         # Gather token vectors a chunk of texts at a time (all at once would hold gigabytes), then
         # sum each text's contiguous rows: faster than np.add.reduceat along the first axis.
         ends = bounds[1:].tolist()
         buffer = np.empty(
-            (min(max(_EMBED_CHUNK_TOKENS, _EMBED_MAX_TOKENS), len(flat)), self.dims), np.float32
+            (min(max(_EMBED_CHUNK_TOKENS, _EMBED_MAX_TOKENS), len(flat)), self.dims), self.table.dtype
         )
         first = 0
         while first < len(texts):
@@ -107,11 +133,39 @@ class Embedder:
             for i in range(first, last):
                 end = ends[i] - base
                 if end > start:
-                    out[i] = rows[start:end].sum(axis=0)
+                    out[i] = rows[start:end].sum(axis=0, dtype=np.float32)
                 start = end
             first = last
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         return out / np.where(norms > 0, norms, 1.0)
+
+
+@dataclass(frozen=True)
+class Vocabulary:
+    """Words with their token ids, sorted: `ids[starts[i]:starts[i + 1]]` are the ids of `words[i]`.
+
+    An index keeps the vocabulary of its tools' texts (and the disk cache saves it), so a query
+    made of words the catalog uses is embedded without loading the tokenizer.
+    """
+
+    words: list[str]
+    starts: array[int]
+    ids: array[int]
+
+    def get(self, word: str) -> list[int] | None:
+        i = bisect_left(self.words, word)
+        if i == len(self.words) or self.words[i] != word:
+            return None
+        return self.ids[self.starts[i] : self.starts[i + 1]].tolist()
+
+    def check(self) -> bool:
+        """Whether the arrays are consistent with each other."""
+        return (
+            len(self.starts) == len(self.words) + 1
+            and (not self.starts or self.starts[0] == 0)
+            and self.starts[-1] == len(self.ids)
+            and all(a <= b for a, b in zip(self.starts, self.starts[1:], strict=False))
+        )
 
 
 def _package_dir(name: str) -> Path:
@@ -156,12 +210,13 @@ def embedding_text(d: ToolDefinition) -> str:
 class Vectors:
     """The tools' unit vectors, and how a query's similarity is blended with its lexical scores."""
 
-    def __init__(self, matrix: Any) -> None:
+    def __init__(self, matrix: Any, vocabulary: Vocabulary | None = None) -> None:
         e = embedder()
         assert e is not None
         self.embedder = e
         np = e.np
         self.matrix = matrix
+        self.vocabulary = vocabulary
         n = len(matrix)
         self.prefix: Any = None
         # `low`, the bottom of the similarity scale, is the least similarity over an even sample of
@@ -184,7 +239,7 @@ class Vectors:
         `_LOW_SAMPLE` tools (every tool in smaller catalogs).
         """
         np = self.embedder.np
-        q = self.embedder.encode([query])[0]
+        q = self.embedder.encode([query], self.vocabulary)[0]
         lex_ids = np.flatnonzero(lexical)
         lex_part = lexical[lex_ids] * ((1 - SEMANTIC_WEIGHT) / lexical[lex_ids].max())
         k = min(SEMANTIC_CANDIDATES, len(self.matrix))

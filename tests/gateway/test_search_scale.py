@@ -161,6 +161,35 @@ def test_a_cached_hybrid_index_ranks_like_a_built_one(tmp_path: Path) -> None:
 
 
 @needs_semantic
+def test_a_cached_index_embeds_queries_in_its_own_words_without_the_tokenizer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    SearchIndex.load_or_build(TOOLS, tmp_path, semantic=True, min_tools=0)
+    monkeypatch.setattr(search_semantic, "_EMBEDDER", [])  # a new process: nothing tokenised yet
+    loaded = SearchIndex.load_or_build(TOOLS, tmp_path, semantic=True, min_tools=0)
+    fresh = search_semantic.embedder()
+    assert fresh is not None and loaded._vectors is not None and loaded._vectors.vocabulary is not None
+    known = "delete every message in globex"  # words the catalog's texts use
+    hits = loaded.search(known, limit=3)
+    assert "tokenizer" not in vars(fresh) and _names(hits)[0] == "globex_message_delete"
+    loaded.search("shred every message", limit=3)  # a word the catalog never uses
+    assert "tokenizer" in vars(fresh)
+    reference = search_semantic.Embedder()  # tokenises everything itself
+    for text in (known, "shred every message", ""):
+        assert (fresh.encode([text], loaded._vectors.vocabulary) == reference.encode([text])).all()
+
+
+@needs_semantic
+def test_a_text_vector_is_the_normalised_sum_of_its_token_vectors() -> None:
+    embedder = search_semantic.Embedder()
+    np = embedder.np
+    text = "Create a calendar event  with attendees"
+    ids = [i for word in text.split() for i in embedder.tokenizer.encode(word, add_special_tokens=False).ids]
+    total = embedder.table.astype(np.float32)[ids].sum(axis=0)
+    assert np.allclose(embedder.encode([text])[0], total / np.linalg.norm(total), atol=1e-6)
+
+
+@needs_semantic
 def test_the_prefix_shortlist_of_large_catalogs_keeps_names_filters_and_order(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
