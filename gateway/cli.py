@@ -262,7 +262,12 @@ def _auth(settings: Settings, args: argparse.Namespace) -> int:
         data_dir=settings.data_dir,
         timezone=settings.timezone,
         backend=args.service,
-        extra={args.service: getattr(settings, args.service).model_dump()},
+        # The service's own section, and what is served (a catalog can need more access at sign-in).
+        extra={
+            args.service: getattr(settings, args.service).model_dump(),
+            "catalogs": tuple(settings.catalogs),
+            "google_apis": settings.google_apis.model_dump(),
+        },
     )
     print(found[0].load()(options, open_browser=not args.no_browser))
     print(f"active backend: {settings.backend}")

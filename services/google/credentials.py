@@ -79,6 +79,11 @@ class GoogleOptions(BaseModel):
         assert self.token_file is not None, "parse() fills in the default"
         return self.token_file.expanduser()
 
+    def with_scopes(self, scopes: Sequence[str]) -> GoogleOptions:
+        """These options, also asking for `scopes` (the google-apis catalog's, say)."""
+        added = [s for s in scopes if s not in self.extra_scopes]
+        return self.model_copy(update={"extra_scopes": (*self.extra_scopes, *added)}) if added else self
+
     @property
     def scopes(self) -> list[str]:
         scopes = scopes_for(self.services, allow_permanent_delete=self.allow_permanent_delete)
@@ -236,13 +241,14 @@ def authorize(options: GoogleOptions, *, open_browser: bool = True, run_flow: Ru
     if refused:  # Google's consent screen lets the user untick each permission
         raise UserError(
             f"access was not granted for {', '.join(refused)}; run `gateway auth google` again and allow "
-            "everything asked for, or turn those services off in [google] services"
+            "everything asked for, or serve less ([google] services, [google_apis] apis or scopes)"
         )
     store = TokenFile(options.token_path)
     store.save(creds)
     return (
-        f"Connected Google ({', '.join(options.services)}); the token is in {options.token_path}, readable "
-        'only by you. Use it with backend = "google" (--backend google or GATEWAY_BACKEND=google).'
+        f"Connected Google ({', '.join(options.services) or 'no curated services'}); the token is in "
+        f'{options.token_path}, readable only by you. Use it with backend = "google" (--backend google or '
+        "GATEWAY_BACKEND=google).\nScopes granted:\n" + "\n".join(f"  {s}" for s in options.scopes)
     )
 
 

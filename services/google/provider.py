@@ -56,4 +56,8 @@ def authorize_command(options: ProviderOptions, *, open_browser: bool = True) ->
     importing this package by name.
     """
     google = GoogleOptions.parse(options.extra.get("google"), data_dir=options.data_dir)
+    if "google-apis" in options.extra.get("catalogs", ()):  # the served APIs' scopes too
+        from services.google_apis.provider import CatalogOptions, sign_in_scopes
+
+        google = google.with_scopes(sign_in_scopes(CatalogOptions.parse(options.extra.get("google_apis"))))
     return authorize(google, open_browser=open_browser)

@@ -18,7 +18,7 @@ import json
 import logging
 import re
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -62,8 +62,12 @@ class Connection:
 Connect = Callable[[], Connection]
 
 
-def google_connection(google: Mapping[str, Any] | None, data_dir: Path) -> Connection:
+def google_connection(
+    google: Mapping[str, Any] | None, data_dir: Path, *, extra_scopes: Sequence[str] = ()
+) -> Connection:
     """Credentials from the `[google]` section, and a client on them (the backend's own code does both).
+
+    `extra_scopes` (the served APIs' own, see `scopes.py`) are required next to the section's.
 
     Raises:
         UserError: the section or the credentials are unusable (no token yet, say).
@@ -71,7 +75,7 @@ def google_connection(google: Mapping[str, Any] | None, data_dir: Path) -> Conne
     from services.google.client import GoogleClient, authorized_http
     from services.google.credentials import GoogleOptions, load_credentials
 
-    options = GoogleOptions.parse(google, data_dir=data_dir)
+    options = GoogleOptions.parse(google, data_dir=data_dir).with_scopes(extra_scopes)
     credentials, after_request = load_credentials(options)
     scopes: frozenset[str] | None = None
     if options.credentials == "oauth":

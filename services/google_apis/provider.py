@@ -22,9 +22,10 @@ from gateway.toolset import ProviderOptions, Toolset
 
 from .documents import DocumentCache, Versions, documents_dir
 from .index import Index, load_index
-from .invoke import Session, google_connection
+from .invoke import Connection, Session, google_connection
 from .methods import Method, find
 from .params import ParamsFactory
+from .scopes import ScopeMode, selection_scopes
 
 GENERATED_RANK_WEIGHT = 0.75
 """Discovery scores of generated methods count at 3/4 against hand-written tools on the same page."""
@@ -37,6 +38,7 @@ class CatalogOptions(BaseModel):
     versions: Versions = "newest"
     apis: tuple[str, ...] = ()
     exclude_apis: tuple[str, ...] = ()
+    scopes: ScopeMode = "auto"
     cache_dir: Path | None = None
 
     @classmethod
@@ -60,8 +62,23 @@ def provide(options: ProviderOptions) -> Toolset:
     """
     settings = CatalogOptions.parse(options.extra.get("google_apis"))
     google = options.extra.get("google")
-    session = Session(lambda: google_connection(google, options.data_dir))
-    return catalog_toolset(settings, session)
+    index = load_index(settings.cache_dir, settings.versions)
+
+    def connect() -> Connection:
+        return google_connection(google, options.data_dir, extra_scopes=sign_in_scopes(settings, index))
+
+    return catalog_toolset(settings, Session(connect), index=index)
+
+
+def sign_in_scopes(settings: CatalogOptions, index: Index | None = None) -> list[str]:
+    """The scopes the served APIs need at sign-in, by `settings.scopes` (see `scopes.py`).
+
+    Raises:
+        UserError: an unknown API name.
+    """
+    index = index or load_index(settings.cache_dir, settings.versions)
+    methods = index.select(settings.apis, settings.exclude_apis)
+    return selection_scopes(methods, settings.scopes, selected=bool(settings.apis))
 
 
 def catalog_toolset(settings: CatalogOptions, session: Session, *, index: Index | None = None) -> Toolset:
