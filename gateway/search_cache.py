@@ -18,12 +18,12 @@ import sys
 import tempfile
 import zlib
 from array import array
+from bisect import bisect_left
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
-
-from .search_semantic import Vocabulary
 
 ENGINE_VERSION = "search-3"
 """Changes whenever tokenisation, weights or the file layout change: old files are then ignored."""
@@ -50,6 +50,34 @@ def fingerprint(rows: Iterable[Sequence[str]], semantic: bool) -> str:
     return h.hexdigest()[:40]
 
 
+@dataclass(frozen=True)
+class Vocabulary:
+    """Words with their token ids, sorted: `ids[starts[i]:starts[i + 1]]` are the ids of `words[i]`.
+
+    An index keeps the vocabulary of its tools' texts (and the disk cache saves it), so a query
+    made of words the catalog uses is embedded without loading the tokenizer.
+    """
+
+    words: list[str]
+    starts: array[int]
+    ids: array[int]
+
+    def get(self, word: str) -> list[int] | None:
+        i = bisect_left(self.words, word)
+        if i == len(self.words) or self.words[i] != word:
+            return None
+        return self.ids[self.starts[i] : self.starts[i + 1]].tolist()
+
+    def check(self) -> bool:
+        """Whether the arrays are consistent with each other."""
+        return (
+            len(self.starts) == len(self.words) + 1
+            and (not self.starts or self.starts[0] == 0)
+            and self.starts[-1] == len(self.ids)
+            and ascending(self.starts)
+        )
+
+
 @dataclass
 class IndexParts:
     """What an index is made of, apart from the tools themselves: postings and optional vectors.
@@ -71,11 +99,32 @@ class IndexParts:
             len(self.starts) == len(self.terms) + 1
             and (not self.starts or self.starts[0] == 0)
             and self.starts[-1] == len(self.ids) == len(self.impacts)
-            and all(a <= b for a, b in zip(self.starts, self.starts[1:], strict=False))
-            and (not self.ids or max(self.ids) < tools)
+            and ascending(self.starts)
+            and (not self.ids or largest(self.ids) < tools)
             and (self.vectors is None or (self.vectors.ndim == 2 and len(self.vectors) == tools))
             and (self.vocabulary is None or self.vocabulary.check())
         )
+
+
+def ascending(values: array[int]) -> bool:
+    """Whether `values` never decrease (with numpy when it is installed: these arrays are long)."""
+    np = _numpy()
+    if np is not None:
+        return bool((np.diff(np.asarray(values)) >= 0).all())
+    return all(a <= b for a, b in pairwise(values))
+
+
+def largest(values: array[int]) -> int:
+    np = _numpy()
+    return int(np.asarray(values).max()) if np is not None else max(values)
+
+
+def _numpy() -> Any:
+    try:
+        import numpy
+    except ImportError:
+        return None
+    return numpy
 
 
 def _path(cache_dir: Path, key: str) -> Path:
@@ -117,19 +166,21 @@ def _decode(data: bytes, key: str, tools: int) -> IndexParts | None:
     if zlib.crc32(view[body:]) != header["crc32"]:
         raise ValueError("checksum mismatch")
     arrays: dict[str, array[Any]] = {}
+    vectors = vocabulary = None
     for name, typecode, count in header["arrays"]:
         arr = array(typecode)
         end = body + count * arr.itemsize
         if end > len(data):
             raise ValueError("truncated")
-        arr.frombytes(view[body:end])
-        arrays[name] = arr
-        body = end
-    vectors = vocabulary = None
-    if "vectors" in arrays:
-        import numpy as np
+        if name == "vectors":  # read in place: the file's bytes are not copied
+            import numpy as np
 
-        vectors = np.frombuffer(arrays["vectors"], dtype=np.float32).reshape(tools, header["dims"])
+            vectors = np.frombuffer(data, dtype=np.float32, count=count, offset=body)
+            vectors = vectors.reshape(tools, header["dims"])
+        else:
+            arr.frombytes(view[body:end])
+            arrays[name] = arr
+        body = end
     if "words" in arrays:
         words = arrays["words"].tobytes().decode("utf-8").split("\n") if arrays["words"] else []
         vocabulary = Vocabulary(words, arrays["word_starts"], arrays["word_ids"])

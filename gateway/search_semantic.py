@@ -13,16 +13,15 @@ from __future__ import annotations
 import importlib
 import importlib.util
 from array import array
-from bisect import bisect_left
 from collections import ChainMap
 from collections.abc import Sequence
-from dataclasses import dataclass
 from functools import cached_property
 from itertools import chain
 from pathlib import Path
 from typing import Any
 
 from .definition import ToolDefinition
+from .search_cache import Vocabulary
 from .search_text import words
 
 SEMANTIC_WEIGHT = 0.6
@@ -138,34 +137,6 @@ class Embedder:
             first = last
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         return out / np.where(norms > 0, norms, 1.0)
-
-
-@dataclass(frozen=True)
-class Vocabulary:
-    """Words with their token ids, sorted: `ids[starts[i]:starts[i + 1]]` are the ids of `words[i]`.
-
-    An index keeps the vocabulary of its tools' texts (and the disk cache saves it), so a query
-    made of words the catalog uses is embedded without loading the tokenizer.
-    """
-
-    words: list[str]
-    starts: array[int]
-    ids: array[int]
-
-    def get(self, word: str) -> list[int] | None:
-        i = bisect_left(self.words, word)
-        if i == len(self.words) or self.words[i] != word:
-            return None
-        return self.ids[self.starts[i] : self.starts[i + 1]].tolist()
-
-    def check(self) -> bool:
-        """Whether the arrays are consistent with each other."""
-        return (
-            len(self.starts) == len(self.words) + 1
-            and (not self.starts or self.starts[0] == 0)
-            and self.starts[-1] == len(self.ids)
-            and all(a <= b for a, b in zip(self.starts, self.starts[1:], strict=False))
-        )
 
 
 def _package_dir(name: str) -> Path:

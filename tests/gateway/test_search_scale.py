@@ -5,13 +5,23 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import logging
+from array import array
 from pathlib import Path
 
 import pytest
 
-from gateway import Catalog, Gateway, NoParams, Principal, ToolDefinition, search, search_semantic
+from gateway import (
+    Catalog,
+    Gateway,
+    NoParams,
+    Principal,
+    ToolDefinition,
+    search,
+    search_cache,
+    search_semantic,
+)
 from gateway.search import SearchIndex, numpy_available, semantic_available
-from gateway.search_cache import MAX_CACHED_INDEXES
+from gateway.search_cache import MAX_CACHED_INDEXES, IndexParts, Vocabulary
 
 needs_numpy = pytest.mark.skipif(not numpy_available(), reason="numpy is not installed")
 needs_semantic = pytest.mark.skipif(not semantic_available(), reason="the 'search' extra is not installed")
@@ -204,3 +214,22 @@ def test_the_prefix_shortlist_of_large_catalogs_keeps_names_filters_and_order(
         assert total == exact.page(query, categories={"globex"}, actions={"delete"}, limit=5)[1]
     assert _names(shortlisted.search("acme_event_get"))[0] == "acme_event_get"
     assert shortlisted.search("nothing matches xylophone") == []
+
+
+@pytest.mark.parametrize("with_numpy", [True, False])
+def test_inconsistent_cached_arrays_are_refused(monkeypatch: pytest.MonkeyPatch, with_numpy: bool) -> None:
+    if not with_numpy:
+        monkeypatch.setattr(search_cache, "_numpy", lambda: None)
+    elif not numpy_available():
+        pytest.skip("numpy is not installed")
+
+    def parts(starts: list[int], ids: list[int], word_starts: tuple[int, ...] = (0, 1)) -> IndexParts:
+        vocabulary = Vocabulary(["w"], array("I", word_starts), array("I", [7]))
+        return IndexParts(
+            ["a", "b"], array("q", starts), array("I", ids), array("f", [1.0] * len(ids)), None, vocabulary
+        )
+
+    assert parts([0, 1, 2], [0, 2]).check(tools=3)
+    assert not parts([0, 1, 2], [0, 3]).check(tools=3)  # a tool that does not exist
+    assert not parts([0, 2, 1], [0, 1]).check(tools=3)  # runs out of order
+    assert not parts([0, 1, 2], [0, 1], word_starts=(1, 0)).check(tools=3)
