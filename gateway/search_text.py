@@ -153,6 +153,30 @@ _PHRASES = {
     ("whats", "on"): "list",
     ("quick", "add"): "create",
 }
+# Words after which the next one is a noun (or an adjective), never the request's verb.
+_DETERMINERS = frozenset(
+    [
+        "a",
+        "an",
+        "the",
+        "my",
+        "your",
+        "our",
+        "their",
+        "his",
+        "her",
+        "its",
+        "this",
+        "that",
+        "these",
+        "those",
+        "each",
+        "every",
+        "some",
+        "any",
+        "no",
+    ]
+)
 # Verbs of the vocabulary that are nouns as often as verbs in a request: not taken as an action.
 _AMBIGUOUS_VERBS = frozenset(
     [
@@ -314,11 +338,17 @@ def _action_of(word: str) -> str | None:
 
 
 def query_actions(raw: Sequence[str]) -> list[str]:
-    """The actions a request's verbs map onto: 'remove' -> delete, 'look up' -> search."""
+    """The actions a request's verbs map onto: 'remove' -> delete, 'look up' -> search.
+
+    A word right after a determiner or a possessive is a noun ("add a task to my list", "the
+    update"), not a verb.
+    """
     raw = [w for w in raw if w not in ("s", "t")]  # "what's on" -> what, on
     found: list[str] = []
     for i, word in enumerate(raw):
         action = _PHRASES.get((word, raw[i + 1])) if i + 1 < len(raw) else None
+        if action is None and i > 0 and raw[i - 1] in _DETERMINERS:
+            continue
         if action is None:
             action = _action_of(word)
         if action is not None and action not in found:

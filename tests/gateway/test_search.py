@@ -7,6 +7,7 @@ from pydantic import BaseModel, Field
 
 from gateway import PARAMS_CONFIG, NoParams, ToolDefinition
 from gateway.search import SearchIndex, numpy_available, semantic_available, stem, tokenize
+from gateway.search_text import query_actions, words
 
 # Every ranking behaviour holds for both scorers: the pure-Python loop and numpy's bincount.
 SCORERS = [
@@ -104,6 +105,20 @@ def test_filters_are_hard_and_combine_with_the_query(index: SearchIndex) -> None
 )
 def test_verbs_map_onto_the_action_vocabulary(index: SearchIndex, query: str, best: str) -> None:
     assert names(index.search(query))[0] == best
+
+
+@pytest.mark.parametrize(
+    ("query", "actions"),
+    [
+        ("add a task to my list", ["create"]),
+        ("list my tasks", ["list"]),
+        ("send the update", ["send"]),
+        ("delete this search", ["delete"]),
+        ("what's on my calendar", ["list"]),
+    ],
+)
+def test_a_word_after_a_determiner_is_a_noun_not_the_verb(query: str, actions: list[str]) -> None:
+    assert query_actions(words(query)) == actions
 
 
 @pytest.mark.parametrize(
