@@ -74,7 +74,7 @@ class ListEventsParams(BaseModel):
     examples=[{"start": "today", "end": "friday", "query": "review"}],
 )
 def calendar_list_events(params: ListEventsParams, ctx: ToolContext) -> dict[str, Any]:
-    """List events between two times (default: the next 7 days), earliest first.
+    """List events (meetings, appointments) between two times (default: the week ahead), earliest first.
 
     Returns the resolved range, the events and `more: true` when max_results cut the list.
     """
@@ -155,7 +155,7 @@ class CreateEventParams(BaseModel):
     ],
 )
 def calendar_create_event(params: CreateEventParams, ctx: ToolContext) -> dict[str, Any]:
-    """Create an event; returns it with its id."""
+    """Create an event (a meeting, an appointment); returns it with its id."""
     settings = settings_of(ctx)
     if params.end is not None and params.duration is not None:
         raise ToolInputError("give end or duration, not both", field="duration")
@@ -255,7 +255,7 @@ class DeleteEventParams(BaseModel):
 
 @tool(category="calendar", action="delete", examples=[{"event_id": "a1b2c3"}])
 def calendar_delete_event(params: DeleteEventParams, ctx: ToolContext) -> dict[str, Any]:
-    """Delete an event for good."""
+    """Delete (cancel) an event for good."""
     calendar_of(ctx).delete_event(params.calendar_id, params.event_id)
     return {"deleted": True, "event_id": params.event_id}
 

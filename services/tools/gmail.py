@@ -48,7 +48,7 @@ class SearchParams(BaseModel):
     examples=[{"query": "from:priya is:unread after:2025/03/01", "max_results": 10}],
 )
 def gmail_search_messages(params: SearchParams, ctx: ToolContext) -> dict[str, Any]:
-    """Search messages with Gmail query syntax; returns summaries, newest first.
+    """Search email messages with Gmail query syntax (is:unread, from:...); returns summaries, newest first.
 
     Each summary has id, thread_id, from, to, subject, snippet, date, labels and unread. Read the full
     body with gmail_read_message.
@@ -82,7 +82,7 @@ class ReadParams(BaseModel):
     examples=[{"message_id": "18c2f0a1"}],
 )
 def gmail_read_message(params: ReadParams, ctx: ToolContext) -> dict[str, Any]:
-    """Read one message: headers, labels and body. Does not mark it read."""
+    """Read one email message: headers, labels and body. Does not mark it read."""
     mail = mail_of(ctx)
     message = mail.get_message(params.message_id)
     result = _summary_out(message, _label_names(mail), settings_of(ctx).zone)

@@ -53,7 +53,7 @@ class ListTasksParams(BaseModel):
     examples=[{"due_before": "friday", "show_completed": False}],
 )
 def tasks_list_tasks(params: ListTasksParams, ctx: ToolContext) -> dict[str, Any]:
-    """List tasks in a list, open ones first, soonest due first.
+    """List the tasks (to-dos) in a list, open ones first, soonest due first.
 
     With due_before or due_after, tasks without a due date are left out.
     """
@@ -94,7 +94,7 @@ class CreateTaskParams(BaseModel):
     examples=[{"title": "Send the Q3 report", "due": "friday", "notes": "Attach the charts."}],
 )
 def tasks_create_task(params: CreateTaskParams, ctx: ToolContext) -> dict[str, Any]:
-    """Create a task; returns it with its id."""
+    """Create a task (a to-do item); returns it with its id."""
     settings = settings_of(ctx)
     due = None if params.due is None else _day(params.due, settings, field="due")
     task = NewTask(title=params.title, notes=params.notes or None, due=due, parent=params.parent)
