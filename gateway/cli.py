@@ -14,6 +14,7 @@ import os
 import sys
 import threading
 from collections.abc import Sequence
+from contextlib import suppress
 from typing import Any, NoReturn
 
 from .agent import chat
@@ -320,12 +321,14 @@ def run() -> NoReturn:
     logging shut down, the process ends at once, unless a thread other than daemons is still at
     work (then the usual exit waits for it).
     """
-    code = main()
     try:
+        code = main()
         sys.stdout.flush()
+    except BrokenPipeError:  # `gateway discover ... | head`: the reader has what it wanted
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nothing left to flush at exit
+        code = 1
+    with suppress(OSError):
         sys.stderr.flush()
-    except OSError:  # a closed pipe (`gateway discover ... | head`): the usual exit reports it
-        sys.exit(code)
     logging.shutdown()
     if any(t.is_alive() and not t.daemon for t in threading.enumerate() if t is not threading.main_thread()):
         sys.exit(code)

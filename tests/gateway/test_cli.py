@@ -136,3 +136,17 @@ def test_the_program_exits_with_the_command_code_and_every_byte_written(config: 
         too_long.returncode == 1
         and json.loads(too_long.stdout)["error"]["problems"][0]["loc"] == "parameters"
     )
+
+
+def test_a_reader_that_stops_early_gets_no_traceback(config: Path) -> None:
+    """`gateway ... | head`: the pipe closes before the output is written."""
+    with subprocess.Popen(
+        [sys.executable, "-m", "gateway.cli", "tools", "--format", "anthropic"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    ) as process:
+        assert process.stdout is not None and process.stderr is not None
+        process.stdout.close()  # before the program has written anything
+        err = process.stderr.read().decode()
+        code = process.wait(timeout=60)
+    assert code == 1 and "Traceback" not in err and "BrokenPipe" not in err
