@@ -98,6 +98,53 @@ class ToolDefinition:
     rank_weight: float = 1.0
     metadata: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
 
+    # Written out rather than generated: a frozen dataclass's own __init__ sets each field through
+    # object.__setattr__, and a catalog of the Google APIs makes 14,000 of these at every start.
+    # Same fields, order and defaults (a test compares them with the dataclass fields).
+    def __init__(
+        self,
+        name: str,
+        category: str,
+        action: str,
+        summary: str,
+        description: str,
+        params: ParamsSource,
+        handler: Handler,
+        read_only: bool = False,
+        destructive: bool | None = None,
+        concurrency_safe: bool = False,
+        verb: str = "",
+        tags: tuple[str, ...] = (),
+        examples: tuple[Mapping[str, Any], ...] = (),
+        timeout: float | None = None,
+        permission: PermissionCheck | None = None,
+        prompt: str | None = None,
+        search_text: str = "",
+        rank_weight: float = 1.0,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.__dict__.update(
+            name=name,
+            category=category,
+            action=action,
+            summary=summary,
+            description=description,
+            params=params,
+            handler=handler,
+            read_only=read_only,
+            destructive=destructive,
+            concurrency_safe=concurrency_safe,
+            verb=verb,
+            tags=tags,
+            examples=examples,
+            timeout=timeout,
+            permission=permission,
+            prompt=prompt,
+            search_text=search_text,
+            rank_weight=rank_weight,
+            metadata=MappingProxyType({}) if metadata is None else metadata,
+        )
+
     @property
     def is_lazy(self) -> bool:
         """True when the params model is built on first use rather than given."""

@@ -1,5 +1,9 @@
 from __future__ import annotations
 
+import dataclasses
+import inspect
+from types import MappingProxyType
+
 import pytest
 from pydantic import BaseModel, Field
 
@@ -187,3 +191,20 @@ def test_merging_a_clashing_catalog_changes_nothing() -> None:
     with pytest.raises(RegistrationError, match="notes_create: already registered"):
         target.merge(Catalog([notes_create]))
     assert target.version == version and len(target) == len(ALL_TOOLS)
+
+
+def test_the_written_out_init_takes_every_field_in_order_with_its_default() -> None:
+    parameters = list(inspect.signature(ToolDefinition.__init__).parameters.values())[1:]
+    fields = dataclasses.fields(ToolDefinition)
+    assert [p.name for p in parameters] == [f.name for f in fields]
+    for p, f in zip(parameters, fields, strict=True):
+        if f.default is not dataclasses.MISSING:
+            assert p.default == f.default, f.name
+        elif f.default_factory is not dataclasses.MISSING:
+            assert p.default is None, f.name  # made per definition, as the factory would
+        else:
+            assert p.default is inspect.Parameter.empty, f.name
+    made = ToolDefinition("x_read", "x", "read", "S.", "D.", NoParams, print)
+    assert made.metadata == {} and isinstance(made.metadata, MappingProxyType)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        made.name = "y"  # type: ignore[misc]
