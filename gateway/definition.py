@@ -101,7 +101,7 @@ class ToolDefinition:
     # Written out rather than generated: a frozen dataclass's own __init__ sets each field through
     # object.__setattr__, and a catalog of the Google APIs makes 14,000 of these at every start.
     # Same fields, order and defaults (a test compares them with the dataclass fields).
-    def __init__(
+    def __init__(  # noqa: PLR0917 (the signature the dataclass would make)
         self,
         name: str,
         category: str,
