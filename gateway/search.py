@@ -231,7 +231,13 @@ class SearchIndex:
         if len(ordered) < min_tools:
             return cls(ordered, semantic=semantic, vectorized=vectorized)
         rows = [_field_texts(d) for d in ordered]
-        keyed = ((*row, param_names(d)) for row, d in zip(rows, ordered, strict=True)) if semantic else rows
+        # The embedding also reads parameter names; a lazy model's stand-in (its search text) is
+        # already in the row.
+        keyed = (
+            (row if d.is_lazy else (*row, param_names(d)) for row, d in zip(rows, ordered, strict=True))
+            if semantic
+            else rows
+        )
         key = fingerprint(keyed, semantic)
         directory = Path(cache_dir) if cache_dir is not None else default_cache_dir()
         parts = search_cache.load(directory, key, len(ordered))
