@@ -327,7 +327,13 @@ def run() -> NoReturn:
     except BrokenPipeError:  # `gateway discover ... | head`: the reader has what it wanted
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nothing left to flush at exit
         code = 1
+    end(code)
+
+
+def end(code: int) -> NoReturn:
+    """Exit with `code` now: flush, shut logging down, and skip freeing memory (see `run`)."""
     with suppress(OSError):
+        sys.stdout.flush()
         sys.stderr.flush()
     logging.shutdown()
     if any(t.is_alive() and not t.daemon for t in threading.enumerate() if t is not threading.main_thread()):
