@@ -177,6 +177,8 @@ def _decode(data: bytes, key: str, tools: int) -> IndexParts | None:
 
             vectors = np.frombuffer(data, dtype=np.float32, count=count, offset=body)
             vectors = vectors.reshape(tools, header["dims"])
+            if not vectors.flags.aligned:  # a file written before its arrays were aligned
+                vectors = vectors.copy()
         else:
             arr.frombytes(view[body:end])
             arrays[name] = arr
@@ -212,7 +214,7 @@ def save(cache_dir: Path, key: str, tools: int, parts: IndexParts) -> None:
         matrix = np.ascontiguousarray(parts.vectors, dtype=np.float32)
         vectors = array("f")
         vectors.frombytes(matrix.tobytes())
-        arrays.append(("vectors", vectors))
+        arrays.insert(0, ("vectors", vectors))  # first, where the body starts aligned
         header["dims"] = int(matrix.shape[1])
     if parts.vocabulary is not None:  # words never hold whitespace: newlines separate them
         arrays.append(("words", array("B", "\n".join(parts.vocabulary.words).encode("utf-8"))))
@@ -224,6 +226,9 @@ def save(cache_dir: Path, key: str, tools: int, parts: IndexParts) -> None:
         crc = zlib.crc32(memoryview(arr).cast("B"), crc)
     header["crc32"] = crc
     head = json.dumps(header, ensure_ascii=False).encode()
+    # Spaces after the JSON so that the arrays start at a multiple of 64 bytes: the vectors, read in
+    # place, are then aligned in memory (unaligned float32 rows halve the similarity pass's speed).
+    head += b" " * (-(len(_MAGIC) + 8 + len(head)) % 64)
     try:
         cache_dir.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=cache_dir, suffix=".tmp")
