@@ -27,9 +27,10 @@ from . import text
 from .documents import DocumentRef
 
 DESTRUCTIVE_WORDS = frozenset(
-    ("delete", "clear", "trash", "purge", "obliterate", "erase", "destroy", "wipe", "remove")
+    ("delete", "clear", "trash", "purge", "obliterate", "erase", "destroy", "wipe", "remove", "send")
 )
-"""A write whose verb has one of these words is destructive (it needs the user's confirmation)."""
+"""A write whose verb has one of these words is destructive (it needs the user's confirmation): what
+it does cannot be taken back, and a sent message least of all (`gmail.users.messages.send`)."""
 
 # Verbs of the long tail the shared vocabulary does not know, as Google uses them.
 _MORE_VERBS = {

@@ -74,6 +74,8 @@ def test_verbs_map_onto_the_action_vocabulary(verb: str, http_method: str, actio
         ("purge", "POST", True),
         ("obliterate", "POST", True),
         ("trash", "POST", True),
+        ("send", "POST", True),
+        ("sendVerificationCode", "POST", True),
         ("untrash", "POST", False),
         ("undelete", "POST", False),
         ("insert", "POST", False),
