@@ -129,8 +129,9 @@ class GoogleApisSettings(_Section):
     versions: Literal["newest", "all"] = "newest"  # newest: each API once, at its newest stable version
     apis: list[str] = []  # only these APIs (e.g. ["drive", "sheets"]); empty: every API
     exclude_apis: list[str] = []
-    # Sign-in scopes for the APIs in `apis`: auto (every method), read (read-only methods), none
-    scopes: Literal["auto", "read", "none"] = "auto"
+    read_only: bool = False  # serve only read-only methods (and ask only for read-only scopes)
+    # Sign-in scopes for the APIs in `apis`: auto (those covering the served methods) or none
+    scopes: Literal["auto", "none"] = "auto"
     cache_dir: Path | None = None  # where the catalog's index is cached (default: the user's cache)
 
 

@@ -59,5 +59,8 @@ def authorize_command(options: ProviderOptions, *, open_browser: bool = True) ->
     if "google-apis" in options.extra.get("catalogs", ()):  # the served APIs' scopes too
         from services.google_apis.provider import CatalogOptions, sign_in_scopes
 
-        google = google.with_scopes(sign_in_scopes(CatalogOptions.parse(options.extra.get("google_apis"))))
+        catalog = CatalogOptions.parse(options.extra.get("google_apis"))
+        google = google.with_scopes(
+            sign_in_scopes(catalog, allow_permanent_delete=google.allow_permanent_delete)
+        )
     return authorize(google, open_browser=open_browser)

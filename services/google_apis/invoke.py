@@ -18,7 +18,7 @@ import json
 import logging
 import re
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,6 +29,7 @@ from gateway.errors import ToolFailed, UserError
 from services.google.errors import Call
 
 from .methods import MEDIA_DOWNLOAD_ONLY, Method
+from .scopes import is_read_only_scope
 
 log = logging.getLogger("services.google_apis")
 _RESERVED = frozenset(("body",))
@@ -62,12 +63,8 @@ class Connection:
 Connect = Callable[[], Connection]
 
 
-def google_connection(
-    google: Mapping[str, Any] | None, data_dir: Path, *, extra_scopes: Sequence[str] = ()
-) -> Connection:
+def google_connection(google: Mapping[str, Any] | None, data_dir: Path) -> Connection:
     """Credentials from the `[google]` section, and a client on them (the backend's own code does both).
-
-    `extra_scopes` (the served APIs' own, see `scopes.py`) are required next to the section's.
 
     Raises:
         UserError: the section or the credentials are unusable (no token yet, say).
@@ -75,7 +72,7 @@ def google_connection(
     from services.google.client import GoogleClient, authorized_http
     from services.google.credentials import GoogleOptions, load_credentials
 
-    options = GoogleOptions.parse(google, data_dir=data_dir).with_scopes(extra_scopes)
+    options = GoogleOptions.parse(google, data_dir=data_dir)
     credentials, after_request = load_credentials(options)
     scopes: frozenset[str] | None = None
     if options.credentials == "oauth":
@@ -125,8 +122,8 @@ class Session:
             raise ToolFailed(
                 "permission_denied",
                 f"the gateway's Google account has no access to {method.api.title} for this call; the operator "
-                f"has to add a scope such as {suggested_scope(method)} to [google] extra_scopes and reconnect "
-                "(gateway auth google)",
+                f"has to grant a scope such as {suggested_scope(method)} ([google_apis] apis and scopes, or "
+                "[google] extra_scopes) and sign in again (gateway auth google --catalog google-apis)",
             )
         arguments: dict[str, Any] = params.model_dump(mode="json", exclude_none=True)
         call = Call(
@@ -143,7 +140,7 @@ class Session:
 def suggested_scope(method: Method) -> str:
     """The scope to name when none was granted (any one of a method's scopes authorises it): for a
     read the broadest read-only one, else the broadest one of the API itself (cloud-platform last)."""
-    readonly = [s for s in method.scopes if s.endswith("readonly")]
+    readonly = [s for s in method.scopes if is_read_only_scope(s)]
     pool = readonly if method.read_only and readonly else list(method.scopes)
     return min(pool, key=lambda s: (s.endswith("/cloud-platform"), len(s), s))
 

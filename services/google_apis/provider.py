@@ -22,7 +22,7 @@ from gateway.toolset import ProviderOptions, Toolset
 
 from .documents import DocumentCache, Versions, documents_dir
 from .index import Index, load_index
-from .invoke import Connection, Session, google_connection
+from .invoke import Session, google_connection
 from .methods import Method, find
 from .params import ParamsFactory
 from .scopes import ScopeMode, selection_scopes
@@ -38,6 +38,7 @@ class CatalogOptions(BaseModel):
     versions: Versions = "newest"
     apis: tuple[str, ...] = ()
     exclude_apis: tuple[str, ...] = ()
+    read_only: bool = False
     scopes: ScopeMode = "auto"
     cache_dir: Path | None = None
 
@@ -62,30 +63,43 @@ def provide(options: ProviderOptions) -> Toolset:
     """
     settings = CatalogOptions.parse(options.extra.get("google_apis"))
     google = options.extra.get("google")
-    index = load_index(settings.cache_dir, settings.versions)
-
-    def connect() -> Connection:
-        return google_connection(google, options.data_dir, extra_scopes=sign_in_scopes(settings, index))
-
-    return catalog_toolset(settings, Session(connect), index=index)
+    session = Session(lambda: google_connection(google, options.data_dir))
+    return catalog_toolset(settings, session)
 
 
-def sign_in_scopes(settings: CatalogOptions, index: Index | None = None) -> list[str]:
-    """The scopes the served APIs need at sign-in, by `settings.scopes` (see `scopes.py`).
+def served_methods(settings: CatalogOptions, index: Index) -> list[Method]:
+    """The methods the settings serve: the selected APIs', only their read-only ones with `read_only`.
+
+    Raises:
+        UserError: an unknown API name.
+    """
+    methods = index.select(settings.apis, settings.exclude_apis)
+    return [m for m in methods if m.read_only] if settings.read_only else methods
+
+
+def sign_in_scopes(
+    settings: CatalogOptions, index: Index | None = None, *, allow_permanent_delete: bool = False
+) -> list[str]:
+    """The scopes to ask for at sign-in for the served APIs, by `settings.scopes` (see `scopes.py`).
 
     Raises:
         UserError: an unknown API name.
     """
     index = index or load_index(settings.cache_dir, settings.versions)
-    methods = index.select(settings.apis, settings.exclude_apis)
-    return selection_scopes(methods, settings.scopes, selected=bool(settings.apis))
+    return selection_scopes(
+        served_methods(settings, index),
+        settings.scopes,
+        selected=bool(settings.apis),
+        read_only=settings.read_only,
+        allow_permanent_delete=allow_permanent_delete,
+    )
 
 
 def catalog_toolset(settings: CatalogOptions, session: Session, *, index: Index | None = None) -> Toolset:
     """The tools of the selected APIs, calling through `session`."""
     with bulk_allocation():
         index = index or load_index(settings.cache_dir, settings.versions)
-        methods = index.select(settings.apis, settings.exclude_apis)
+        methods = served_methods(settings, index)
         documents = DocumentCache(documents_dir())
         factory = ParamsFactory()
         catalog = Catalog([definition(m, session, documents, factory) for m in methods])

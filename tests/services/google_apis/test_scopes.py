@@ -9,11 +9,18 @@ from typing import Any
 
 import pytest
 
+from gateway import run_sync
 from gateway.cli import main
 from services.google_apis.index import Index
-from services.google_apis.invoke import google_connection
-from services.google_apis.provider import CatalogOptions, sign_in_scopes
-from services.google_apis.scopes import CLOUD_PLATFORM, covering_scopes, is_read_only_scope, selection_scopes
+from services.google_apis.invoke import Session, google_connection
+from services.google_apis.provider import CatalogOptions, catalog_toolset, sign_in_scopes
+from services.google_apis.scopes import (
+    CLOUD_PLATFORM,
+    FULL_GMAIL,
+    covering_scopes,
+    is_read_only_scope,
+    selection_scopes,
+)
 
 from ..google.test_credentials import ACCESS, REFRESH, SECRET, client_secrets, user_creds
 
@@ -51,15 +58,38 @@ def test_an_apis_own_scope_beats_cloud_platform_and_reads_get_a_read_only_scope(
     ]
 
 
+def test_a_scope_already_chosen_for_one_api_covers_the_next(index: Index) -> None:
+    both = covering_scopes(index.select(["aiplatform", "bigquery"]))
+    assert both == [CLOUD_PLATFORM]  # aiplatform needs it; every bigquery method accepts it too
+
+
+def test_full_gmail_access_is_asked_for_only_when_permanent_deletion_is_allowed(index: Index) -> None:
+    gmail = index.select(["gmail"])
+    everyday = selection_scopes(gmail, "auto", selected=True)
+    assert AUTH + "gmail.modify" in everyday and FULL_GMAIL not in everyday
+    assert FULL_GMAIL in selection_scopes(gmail, "auto", selected=True, allow_permanent_delete=True)
+    deletes = [m for m in gmail if m.method_id == "gmail.users.messages.delete"]
+    assert deletes and deletes[0].scopes == (FULL_GMAIL,)  # so it stays refused without that grant
+
+
 def test_nothing_is_added_for_the_whole_surface_or_with_scopes_none(index: Index) -> None:
     drive = index.select(["drive"])
     assert selection_scopes(drive, "auto", selected=False) == []
     assert selection_scopes(drive, "none", selected=True) == []
-    assert selection_scopes(drive, "read", selected=True) == covering_scopes(drive, read_only=True)
+    assert selection_scopes(drive, "auto", selected=True, read_only=True) == covering_scopes(
+        drive, read_only=True
+    )
     assert sign_in_scopes(CatalogOptions(), index) == []
-    assert sign_in_scopes(CatalogOptions(apis=("compute",), scopes="read"), index) == [
-        AUTH + "compute.readonly"
-    ]
+    read = CatalogOptions(apis=("compute",), read_only=True)
+    assert sign_in_scopes(read, index) == [AUTH + "compute.readonly"]
+
+
+def test_a_read_only_catalog_serves_only_read_only_methods(index: Index) -> None:
+    options = CatalogOptions(apis=("drive", "gmail"), read_only=True)
+    tools = list(catalog_toolset(options, Session(lambda: None), index=index).catalog)
+    everything = index.select(["drive", "gmail"])
+    assert len(tools) == sum(m.read_only for m in everything) < len(everything)
+    assert all(d.read_only and not d.is_destructive for d in tools)
 
 
 def test_gateway_auth_google_asks_for_the_served_apis_scopes(
@@ -69,7 +99,7 @@ def test_gateway_auth_google_asks_for_the_served_apis_scopes(
     config.write_text(
         f'data_dir = "{tmp_path}"\ncatalogs = ["workspace", "google-apis"]\n'
         f'[google]\nclient_secrets = "{client_secrets(tmp_path)}"\n'
-        f'[google_apis]\napis = ["drive", "compute"]\nscopes = "read"\ncache_dir = "{index_dir}"\n'
+        f'[google_apis]\napis = ["drive", "compute"]\nread_only = true\ncache_dir = "{index_dir}"\n'
     )
     monkeypatch.setenv("GATEWAY_CONFIG", str(config))
     asked: list[list[str]] = []
@@ -87,7 +117,9 @@ def test_gateway_auth_google_asks_for_the_served_apis_scopes(
     assert AUTH + "compute.readonly" in stored["scopes"]
 
 
-def test_a_token_without_the_served_apis_scopes_is_refused_with_what_to_run(tmp_path: Path) -> None:
+def test_the_served_apis_scopes_are_asked_for_at_sign_in_not_required_of_a_token(
+    tmp_path: Path, make_gateway: Any, google: Any
+) -> None:
     token = tmp_path / "google-token.json"
     token.write_text(
         json.dumps(
@@ -101,10 +133,10 @@ def test_a_token_without_the_served_apis_scopes_is_refused_with_what_to_run(tmp_
         )
     )
     os.chmod(token, 0o600)
-    google = {"services": []}
-    assert google_connection(google, tmp_path, extra_scopes=[AUTH + "drive.readonly"]).scopes == frozenset(
-        {AUTH + "drive.readonly"}
-    )
-    with pytest.raises(Exception, match="gateway auth google") as refused:
-        google_connection(google, tmp_path, extra_scopes=[AUTH + "drive.readonly", AUTH + "compute"])
-    assert AUTH + "compute" in str(refused.value)
+    connection = google_connection({"services": []}, tmp_path)  # no compute scope: still connects
+    assert connection.scopes == frozenset({AUTH + "drive.readonly"})
+    gw = make_gateway("compute", scopes=connection.scopes)
+    refused = run_sync(gw.invoke("compute_instances_list", {"project": "p", "zone": "z"}))
+    assert refused.status == "error" and refused.error is not None
+    assert refused.error.code == "permission_denied" and "gateway auth google" in refused.error.message
+    assert AUTH + "compute.readonly" in refused.error.message and google.sent == []
