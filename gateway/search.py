@@ -238,10 +238,11 @@ class SearchIndex:
             if semantic
             else rows
         )
-        key = fingerprint(keyed, semantic)
+        model = embedder() if semantic else None
+        key = fingerprint(keyed, semantic, model.model_id if model is not None else "")
         directory = Path(cache_dir) if cache_dir is not None else default_cache_dir()
         parts = search_cache.load(directory, key, len(ordered))
-        if parts is None or (semantic and parts.vectors is None):
+        if parts is None or (model is not None and not model.fits(parts.vectors, parts.vocabulary)):
             parts = _build(ordered, rows, semantic)
             search_cache.save(directory, key, len(ordered), parts)
         index = cls.__new__(cls)

@@ -25,7 +25,7 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
-ENGINE_VERSION = "search-3"
+ENGINE_VERSION = "search-4"
 """Changes whenever tokenisation, weights or the file layout change: old files are then ignored."""
 MAX_CACHED_INDEXES = 8
 """Files kept in a cache directory; the least recently used are removed beyond this."""
@@ -41,9 +41,10 @@ def default_cache_dir() -> Path:
     return platformdirs.user_cache_path("metatool-gateway") / "search-index"
 
 
-def fingerprint(rows: Iterable[Sequence[str]], semantic: bool) -> str:
-    """A hash of the searchable text of every tool (in index order), the engine and the layers."""
-    h = hashlib.sha256(f"{ENGINE_VERSION}\x1f{semantic}\x1e".encode())
+def fingerprint(rows: Iterable[Sequence[str]], semantic: bool, model: str = "") -> str:
+    """A hash of the searchable text of every tool (in index order), the engine, the layers and the
+    embedding model."""
+    h = hashlib.sha256(f"{ENGINE_VERSION}\x1f{semantic}\x1f{model}\x1e".encode())
     for row in rows:
         h.update("\x1f".join(row).encode("utf-8", "surrogatepass"))
         h.update(b"\x1e")
@@ -177,7 +178,7 @@ def _decode(data: bytes, key: str, tools: int) -> IndexParts | None:
 
             vectors = np.frombuffer(data, dtype=np.float32, count=count, offset=body)
             vectors = vectors.reshape(tools, header["dims"])
-            if not vectors.flags.aligned:  # a file written before its arrays were aligned
+            if vectors.ctypes.data % 16:  # not where save() puts them: a copy keeps the pass fast
                 vectors = vectors.copy()
         else:
             arr.frombytes(view[body:end])

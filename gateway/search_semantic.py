@@ -14,14 +14,14 @@ import importlib
 import importlib.util
 from array import array
 from collections import ChainMap
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import cached_property
 from itertools import chain
 from pathlib import Path
 from typing import Any
 
 from .definition import ToolDefinition
-from .search_cache import Vocabulary
+from .search_cache import Vocabulary, largest
 from .search_text import words
 
 SEMANTIC_WEIGHT = 0.6
@@ -54,16 +54,25 @@ class Embedder:
         self._tokenizer_file = root / "tokenizers" / "l2_supercat_tokenizer_config.json"
         if not self._tokenizer_file.is_file():
             raise OSError(f"{self._tokenizer_file} is missing")
-        with safetensors.safe_open(
-            str(root / "weights" / "l2_supercat_256.safetensors"), framework="np"
-        ) as f:
+        weights = root / "weights" / "l2_supercat_256.safetensors"
+        with safetensors.safe_open(str(weights), framework="np") as f:
             # Kept as stored (float16): rows are widened to float32 as they are summed.
             self.table = f.get_tensor("embedding.weight")
+        self.model_id = f"wordllama l2_supercat {self.table.shape[0]}x{self.dims} {weights.stat().st_size}"
+        """Names the vectors this embedder makes: part of a cached index's key."""
         self._ids: dict[str, list[int]] = {}
 
     @property
     def dims(self) -> int:
         return int(self.table.shape[1])
+
+    def fits(self, vectors: Any, vocabulary: Vocabulary | None) -> bool:
+        """Whether cached vectors and token ids can be this embedder's (else the index is rebuilt)."""
+        return (
+            vectors is not None
+            and vectors.shape[1] == self.dims
+            and (vocabulary is None or not vocabulary.ids or largest(vocabulary.ids) < len(self.table))
+        )
 
     @cached_property
     def tokenizer(self) -> Any:
@@ -73,13 +82,12 @@ class Embedder:
         tokenizer.no_truncation()
         return tokenizer
 
-    def _token_ids(self, texts: Sequence[str], vocabulary: Vocabulary | None = None) -> tuple[Any, Any]:
-        """Token ids of every text, flat, and where each text's start: each new word is tokenised once."""
-        np = self.np
-        split = [t.split() for t in texts]
+    def _lookup(self, words: Iterable[str], vocabulary: Vocabulary | None) -> Callable[[str], list[int]]:
+        """Token ids by word for at least `words`: each new word is tokenised once, and not at all when
+        `vocabulary` knows it."""
         known = self._ids
         lookup = known.__getitem__
-        new = sorted({w for ws in split for w in ws if w not in known})
+        new = sorted({w for w in words if w not in known})
         if new and vocabulary is not None:
             for word in new:
                 found = vocabulary.get(word)
@@ -93,6 +101,13 @@ class Embedder:
                 known.update(fresh)
             else:  # a stream of unseen words (hostile queries) must not grow memory without bound
                 lookup = ChainMap(fresh, known).__getitem__
+        return lookup
+
+    def _token_ids(self, texts: Sequence[str], vocabulary: Vocabulary | None = None) -> tuple[Any, Any]:
+        """Token ids of every text (at most `_EMBED_MAX_TOKENS` each), flat, and where each text starts."""
+        np = self.np
+        split = [t.split() for t in texts]
+        lookup = self._lookup(chain.from_iterable(split), vocabulary)
         flat: list[int] = []
         bounds = [0]
         for ws in split:
@@ -104,8 +119,12 @@ class Embedder:
     def vocabulary(self, texts: Sequence[str]) -> Vocabulary:
         """The token ids of every word of `texts`, to save beside their vectors."""
         words = sorted({w for t in texts for w in t.split()})
-        flat, bounds = self._token_ids(words)
-        return Vocabulary(words, array("I", bounds.tolist()), array("I", flat.tolist()))
+        lookup = self._lookup(words, None)
+        starts, ids = array("I", [0]), array("I")
+        for word in words:  # every id of a word, however long it is (texts are cut, words are not)
+            ids.extend(lookup(word))
+            starts.append(len(ids))
+        return Vocabulary(words, starts, ids)
 
     def encode(self, texts: Sequence[str], vocabulary: Vocabulary | None = None) -> Any:
         """Unit vectors (float32, one row per text); an empty text gets the zero vector.

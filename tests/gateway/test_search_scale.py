@@ -234,3 +234,27 @@ def test_inconsistent_cached_arrays_are_refused(monkeypatch: pytest.MonkeyPatch,
     assert not parts([0, 1, 2], [0, 3]).check(tools=3)  # a tool that does not exist
     assert not parts([0, 2, 1], [0, 1]).check(tools=3)  # runs out of order
     assert not parts([0, 1, 2], [0, 1], word_starts=(1, 0)).check(tools=3)
+
+
+@needs_semantic
+def test_a_word_keeps_every_token_id_in_the_vocabulary() -> None:
+    embedder = search_semantic.Embedder()
+    long_word = "q7zx" * 300  # one word with no space, more tokens than a text's cut
+    vocabulary = embedder.vocabulary([f"short {long_word}", "short"])
+    ids = embedder.tokenizer.encode(long_word, add_special_tokens=False).ids
+    assert len(ids) > search_semantic._EMBED_MAX_TOKENS
+    assert vocabulary.words == sorted(["short", long_word]) and vocabulary.get(long_word) == ids
+
+
+@needs_semantic
+def test_cached_vectors_or_token_ids_of_another_model_are_not_used() -> None:
+    embedder = search_semantic.Embedder()
+    np = embedder.np
+    vectors = np.zeros((2, embedder.dims), dtype=np.float32)
+    words = Vocabulary(["w"], array("I", [0, 1]), array("I", [5]))
+    assert embedder.fits(vectors, words)
+    assert not embedder.fits(np.zeros((2, embedder.dims + 1), dtype=np.float32), words)
+    assert not embedder.fits(
+        vectors, Vocabulary(["w"], array("I", [0, 1]), array("I", [len(embedder.table)]))
+    )
+    assert not embedder.fits(None, words)
