@@ -332,9 +332,9 @@ def run() -> NoReturn:
 
 def end(code: int) -> NoReturn:
     """Exit with `code` now: flush, shut logging down, and skip freeing memory (see `run`)."""
-    with suppress(OSError):
-        sys.stdout.flush()
-        sys.stderr.flush()
+    for stream in (sys.stdout, sys.stderr):
+        with suppress(OSError):
+            stream.flush()
     logging.shutdown()
     if any(t.is_alive() and not t.daemon for t in threading.enumerate() if t is not threading.main_thread()):
         sys.exit(code)

@@ -181,8 +181,11 @@ def test_merging_into_an_empty_catalog_takes_every_tool_and_index() -> None:
     assert dict(target.by_action) == dict(source.by_action)
     with pytest.raises(RegistrationError, match="notes_create: already registered"):
         target.register(notes_create)
-    source.replace(["notes_create"])  # the source changing later does not reach the merged copy
+    source.replace(["notes_create"])  # changing either later does not reach the other
+    target.replace(["notes_search"])
     assert "notes_create" in target and "notes_create" not in source
+    assert "notes_search" in source and "notes_search" not in target
+    assert "notes_search" in source.by_category["notes"] and "notes_search" not in target.by_category["notes"]
 
 
 def test_merging_a_clashing_catalog_changes_nothing() -> None:
@@ -206,5 +209,21 @@ def test_the_written_out_init_takes_every_field_in_order_with_its_default() -> N
             assert p.default is inspect.Parameter.empty, f.name
     made = ToolDefinition("x_read", "x", "read", "S.", "D.", NoParams, print)
     assert made.metadata == {} and isinstance(made.metadata, MappingProxyType)
+    given = {
+        "read_only": True,
+        "destructive": False,
+        "concurrency_safe": True,
+        "verb": "fetch",
+        "tags": ("t",),
+        "examples": ({"a": 1},),
+        "timeout": 3.0,
+        "permission": lambda p, c: None,
+        "prompt": "P.",
+        "search_text": "words",
+        "rank_weight": 0.5,
+        "metadata": MappingProxyType({"k": "v"}),
+    }
+    full = ToolDefinition("x_read", "x", "read", "S.", "D.", NoParams, print, **given)
+    assert {name: getattr(full, name) for name in given} == given  # every value lands, none defaults
     with pytest.raises(dataclasses.FrozenInstanceError):
         made.name = "y"  # type: ignore[misc]
