@@ -13,6 +13,7 @@ import logging
 import os
 import sys
 import threading
+import time
 from collections.abc import Sequence
 from contextlib import suppress
 from typing import Any, NoReturn
@@ -22,7 +23,7 @@ from .config import Settings, load_settings
 from .context import PendingConfirmation, ToolContext, ToolResult
 from .engine import Gateway, run_sync
 from .errors import UserError
-from .rendering import result_payload
+from .rendering import result_payload, to_jsonable
 from .runtime import open_gateway, principal_from
 
 # Output format -> (adapter module, function); imported only when `gateway tools` runs.
@@ -91,6 +92,11 @@ def _parser() -> argparse.ArgumentParser:
     tools.add_argument(
         "--category", help="the new tool's category (tools new; default: its name's first word)"
     )
+    sub.add_parser(
+        "pending", parents=[common], help="destructive calls waiting for approval (on a shared store)"
+    )
+    for verb, what in (("approve", "approve a pending call: it runs when redeemed"), ("deny", "decline it")):
+        sub.add_parser(verb, parents=[common], help=what).add_argument("pending_id")
     sub.add_parser("demo", parents=[common], help="play an agent-shaped session on the workspace")
     auth = sub.add_parser("auth", parents=[common], help="connect an account, e.g. gateway auth google")
     auth.add_argument("service", choices=["google"], help="whose sign-in to run")
@@ -248,6 +254,51 @@ def _tools_check(gw: Gateway, settings: Settings, args: argparse.Namespace) -> i
     return 1 if problems else 0
 
 
+def _pending(gw: Gateway, args: argparse.Namespace) -> int:
+    """The calls waiting for a human, oldest first: what each will do, and its id."""
+    waiting = gw.gate.pending()
+    if args.json:
+        print(
+            _dump(
+                [
+                    {
+                        "pending_id": p.pending_id,
+                        "tool": p.tool,
+                        "preview": p.preview,
+                        "parameters": to_jsonable(p.parameters),
+                        "principal": p.principal,
+                        "expires_at": p.expires_at,
+                    }
+                    for p in waiting
+                ]
+            )
+        )
+        return 0
+    if not waiting:
+        print("No call is waiting for approval.")
+    for p in waiting:
+        left = max(0, round(p.expires_at - time.time()))
+        print(f"{p.pending_id}  {p.tool}  (for {p.principal}, expires in {left} s)\n    {p.preview}")
+    return 0
+
+
+def _decide(gw: Gateway, args: argparse.Namespace) -> int:
+    """`gateway approve ID` / `gateway deny ID`: the host's answer, from a terminal the model cannot use."""
+    waiting = {p.pending_id: p for p in gw.gate.pending()}
+    found = waiting.get(args.pending_id)
+    done = gw.approve(args.pending_id) if args.command == "approve" else gw.deny(args.pending_id)
+    if not done or found is None:
+        print(
+            f"gateway: no call {args.pending_id!r} is waiting (unknown, expired or decided)", file=sys.stderr
+        )
+        return 1
+    verb = (
+        "approved: it runs when the agent calls again with this id" if args.command == "approve" else "denied"
+    )
+    print(f"{found.tool} {verb}\n    {found.preview}")
+    return 0
+
+
 def _auth(settings: Settings, args: argparse.Namespace) -> int:
     """A service's sign-in, registered by the service package in the `metatool_gateway.auth` entry points."""
     from importlib.metadata import entry_points
@@ -287,6 +338,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _tools_new(settings, args)
         if args.command == "auth":
             return _auth(settings, args)
+        if args.command in ("pending", "approve", "deny") and settings.confirmation.store == "memory":
+            raise UserError(
+                "confirmation.store is 'memory': a pending call lives only in the process that asked for "
+                "it. Set confirmation.store to sqlite (or redis) and a secret in the serving gateway's "
+                "configuration to approve from here (docs/mcp.md)"
+            )
         approver = _terminal_approver(args.yes) if args.command == "invoke" else None
         with open_gateway(settings, approver=approver) as gw:
             ctx = ToolContext(principal=principal_from(settings), session_id="cli")
@@ -300,6 +357,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 return _catalog(gw, ctx, args, settings.backend)
             if args.command == "chat":
                 return chat.run_chat(gw, ctx, args)
+            if args.command == "pending":
+                return _pending(gw, args)
+            if args.command in ("approve", "deny"):
+                return _decide(gw, args)
             if args.command == "tools" and args.verb == "check":
                 return _tools_check(gw, settings, args)
             if args.command == "tools":

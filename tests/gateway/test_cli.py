@@ -9,7 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from gateway import run_sync
 from gateway.cli import main
+from gateway.config import load_settings
+from gateway.runtime import open_gateway
 
 from .sample_tools import Calls
 
@@ -150,3 +153,56 @@ def test_a_reader_that_stops_early_gets_no_traceback(config: Path) -> None:
         err = process.stderr.read().decode()
         code = process.wait(timeout=60)
     assert code == 1 and "Traceback" not in err and "BrokenPipe" not in err
+
+
+@pytest.fixture
+def shared_config(config: Path) -> Path:
+    """The sample catalog with its pending confirmations in a SQLite file any process can open."""
+    secret = "s" * 40
+    config.write_text(config.read_text() + f'\n[confirmation]\nstore = "sqlite"\nsecret = "{secret}"\n')
+    return config
+
+
+def test_a_pending_call_is_listed_approved_from_a_terminal_and_then_runs_once(
+    shared_config: Path, capsys: pytest.CaptureFixture[str], calls: Calls
+) -> None:
+    settings = load_settings(shared_config, environ={})
+    with open_gateway(settings) as serving:  # the serving gateway (an MCP server, say)
+        asked = run_sync(serving.invoke("notes_delete", {"note_id": "n1"}))
+        assert asked.status == "confirmation_required" and asked.pending is not None
+        pending_id = asked.pending.pending_id
+
+        code, out, _ = run(capsys, "pending", "--json")
+        (listed,) = json.loads(out)
+        assert code == 0 and listed["pending_id"] == pending_id and listed["tool"] == "notes_delete"
+        assert listed["parameters"] == {"note_id": "n1"}
+        code, out, _ = run(capsys, "approve", pending_id)
+        assert code == 0 and "notes_delete approved" in out and calls.names() == []  # approving runs nothing
+
+        done = run_sync(serving.invoke("notes_delete", {"note_id": "n1"}, confirmation=pending_id))
+        again = run_sync(serving.invoke("notes_delete", {"note_id": "n1"}, confirmation=pending_id))
+    assert done.status == "ok" and again.status == "error" and calls.names() == ["notes_delete"]
+    code, _, err = run(capsys, "approve", pending_id)
+    assert code == 1 and "no call" in err
+    assert run(capsys, "pending")[1].strip() == "No call is waiting for approval."
+
+
+def test_a_denied_call_never_runs(
+    shared_config: Path, capsys: pytest.CaptureFixture[str], calls: Calls
+) -> None:
+    with open_gateway(load_settings(shared_config, environ={})) as serving:
+        asked = run_sync(serving.invoke("notes_delete", {"note_id": "n1"}))
+        assert asked.pending is not None
+        code, out, _ = run(capsys, "deny", asked.pending.pending_id)
+        assert code == 0 and "denied" in out
+        refused = run_sync(
+            serving.invoke("notes_delete", {"note_id": "n1"}, confirmation=asked.pending.pending_id)
+        )
+    assert refused.status == "error" and calls.names() == []
+
+
+def test_approving_from_a_terminal_needs_a_shared_store(
+    config: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = run(capsys, "approve", "anything")
+    assert code == 2 and "confirmation.store is 'memory'" in err
