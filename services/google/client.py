@@ -19,7 +19,7 @@ import logging
 import random
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 import google_auth_httplib2  # type: ignore[import-untyped]
@@ -46,6 +46,8 @@ ApiRef = Api | tuple[str, str]
 """A workspace API by name, or any API whose discovery document the package ships as (name, version)."""
 DEFAULT_RETRIES = 4
 DEFAULT_TIMEOUT_SECONDS = 60.0
+BATCH_SIZE = 50
+"""Parts of one batch request (Google allows 100 and advises at most 50 for Gmail)."""
 _SAFE_METHODS = frozenset(("GET", "PUT", "PATCH", "DELETE"))
 
 log = logging.getLogger("services.google")
@@ -126,24 +128,73 @@ class GoogleClient:
         for attempt in range(self._retries + 1):
             try:
                 result = request.execute(http=self.thread_http())
-            except HttpError as exc:
-                failure = parse_failure(exc.resp.status, exc.content, dict(exc.resp))
-                if attempt < self._retries and is_retryable(failure, idempotent=safe):
-                    self._pause(attempt + 1, operation, f"HTTP {failure.status}", failure.retry_after)
-                    continue
-                raise http_error(failure, call, operation=operation, idempotent=safe) from None
-            except RefreshError:
-                log.warning("%s %s: the credentials could not be refreshed", call.service, operation)
-                raise credentials_error(call) from None
-            except (httplib2.HttpLib2Error, OSError, TransportError) as exc:
-                if safe and attempt < self._retries:
-                    self._pause(attempt + 1, operation, type(exc).__name__, None)
-                    continue
-                raise transport_error(exc, call, operation=operation, may_have_happened=not safe) from None
+            except (HttpError, RefreshError, httplib2.HttpLib2Error, OSError, TransportError) as exc:
+                why, retry_after = self._retry_or_raise(exc, attempt, safe, operation, call)
+                self._pause(attempt + 1, operation, why, retry_after)
+                continue
             if self._after_request is not None:
                 self._after_request()
             return result or {}
         raise unavailable(call)  # pragma: no cover - the loop always returns or raises
+
+    def call_each(self, api: ApiRef, method: str, call: Call, params: Sequence[dict[str, Any]]) -> list[Any]:
+        """Run one read-only method once per parameter set, `BATCH_SIZE` at a time in a batch request.
+
+        Google answers each part on its own: the parts that hit a rate limit or an outage are sent
+        again (in a new batch, after the backoff), and the first part that fails otherwise raises its
+        error as `call` would. A single call is sent as it is.
+
+        Returns:
+            The parsed JSON responses, in the order of `params`.
+        """
+        if len(params) <= 1:
+            return [self.call(api, method, call, **p) for p in params]
+        operation = f"{api if isinstance(api, str) else api[0]}.{method}"
+        results: list[Any] = [None] * len(params)
+        failed: dict[int, BaseException] = {}
+
+        def done(request_id: str, response: Any, exception: BaseException | None) -> None:
+            if exception is None:
+                results[int(request_id)] = response or {}
+            else:
+                failed[int(request_id)] = exception
+
+        todo = list(range(len(params)))
+        for attempt in range(self._retries + 1):
+            failed.clear()
+            for start in range(0, len(todo), BATCH_SIZE):
+                batch = self._service(api).new_batch_http_request(callback=done)
+                for i in todo[start : start + BATCH_SIZE]:
+                    batch.add(self._request(api, method, dict(params[i])), request_id=str(i))
+                try:
+                    batch.execute(http=self.thread_http())
+                except (HttpError, RefreshError, httplib2.HttpLib2Error, OSError, TransportError) as exc:
+                    failed.update(dict.fromkeys(todo[start : start + BATCH_SIZE], exc))
+            pauses = [self._retry_or_raise(failed[i], attempt, True, operation, call) for i in sorted(failed)]
+            if not pauses:
+                if self._after_request is not None:
+                    self._after_request()
+                return results
+            waits = [after for _, after in pauses if after is not None]
+            self._pause(attempt + 1, operation, pauses[0][0], max(waits) if waits else None)
+            todo = sorted(failed)
+        raise unavailable(call)  # pragma: no cover - the loop always returns or raises
+
+    def _retry_or_raise(
+        self, exc: BaseException, attempt: int, safe: bool, operation: str, call: Call
+    ) -> tuple[str, float | None]:
+        """Why to send again and when (seconds Google asked for, if any), or the gateway error to raise."""
+        if isinstance(exc, HttpError):
+            failure = parse_failure(exc.resp.status, exc.content, dict(exc.resp))
+            if attempt < self._retries and is_retryable(failure, idempotent=safe):
+                return f"HTTP {failure.status}", failure.retry_after
+            raise http_error(failure, call, operation=operation, idempotent=safe) from None
+        if isinstance(exc, RefreshError):
+            log.warning("%s %s: the credentials could not be refreshed", call.service, operation)
+            raise credentials_error(call) from None
+        if safe and attempt < self._retries:
+            return type(exc).__name__, None
+        raise transport_error(exc, call, operation=operation, may_have_happened=not safe) from None
 
     def collect(
         self, api: ApiRef, method: str, call: Call, *, items: str, limit: int, page_size: int, **params: Any

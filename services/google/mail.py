@@ -63,7 +63,7 @@ class GoogleMail:
             userId=ME,
             q=query,
         )
-        return [self._summary_of(ref["id"]) for ref in found]
+        return self._summaries([ref["id"] for ref in found])
 
     def get_message(self, message_id: str) -> Message:
         return _message(self._get(message_id, "full"))
@@ -119,7 +119,7 @@ class GoogleMail:
             userId=ME,
             body={"ids": unique, "addLabelIds": list(add), "removeLabelIds": list(remove)},
         )
-        return [self._summary_of(message_id) for message_id in unique]
+        return self._summaries(unique)
 
     def trash_message(self, message_id: str) -> MessageSummary:
         self._client.call(
@@ -171,16 +171,33 @@ class GoogleMail:
         return Call(SERVICE, item, _FIELDS)
 
     def _get(self, message_id: str, shape: str) -> dict[str, Any]:
-        params: dict[str, Any] = {"userId": ME, "id": message_id, "format": shape}
-        if shape == "metadata":
-            params["metadataHeaders"] = SUMMARY_HEADERS
         found: dict[str, Any] = self._client.call(
-            "gmail", "users.messages.get", self._call(f"message {message_id!r}"), **params
+            "gmail",
+            "users.messages.get",
+            self._call(f"message {message_id!r}"),
+            **_get_params(message_id, shape),
         )
         return found
 
     def _summary_of(self, message_id: str) -> MessageSummary:
         return _summary(self._get(message_id, "metadata"))
+
+    def _summaries(self, message_ids: Sequence[str]) -> list[MessageSummary]:
+        """The headers of several messages in one batch request, not a request each."""
+        items = self._client.call_each(
+            "gmail",
+            "users.messages.get",
+            self._call(f"message {message_ids[0]!r}" if len(message_ids) == 1 else "the messages"),
+            [_get_params(message_id, "metadata") for message_id in message_ids],
+        )
+        return [_summary(item) for item in items]
+
+
+def _get_params(message_id: str, shape: str) -> dict[str, Any]:
+    params: dict[str, Any] = {"userId": ME, "id": message_id, "format": shape}
+    if shape == "metadata":
+        params["metadataHeaders"] = SUMMARY_HEADERS
+    return params
 
 
 def _wire(message: OutgoingMessage) -> dict[str, Any]:

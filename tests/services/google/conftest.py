@@ -77,15 +77,35 @@ class Google:
         errors = [{"reason": reason, "message": message, **extra}] if reason else []
         return self.reply({"error": {"code": status, "message": message, "errors": errors}}, status=status)
 
+    def batch(self, answers: dict[str, Any]) -> Google:
+        """One batch response: a part per request id, a body (200) or (status, body), as Google writes it."""
+        parts = []
+        for request_id, answer in answers.items():
+            status, body = answer if isinstance(answer, tuple) else (200, answer)
+            parts.append(
+                f"--{_BOUNDARY}\r\nContent-Type: application/http\r\nContent-ID: <response-b + {request_id}>\r\n\r\n"
+                f"HTTP/1.1 {status} OK\r\nContent-Type: application/json; charset=UTF-8\r\n\r\n{json.dumps(body)}\r\n"
+            )
+        headers = {"status": "200", "content-type": f"multipart/mixed; boundary={_BOUNDARY}"}
+        self.responses.append((headers, "".join(parts) + f"--{_BOUNDARY}--\r\n"))
+        return self
+
     @property
     def sent(self) -> list[Sent]:
+        """Every request; a batch request's body is the list of the requests inside it."""
         found = []
         for uri, method, body, headers in self.http.request_sequence:
             parts = urlsplit(uri)
             query = {k: v for k, v in parse_qs(parts.query).items() if k != "alt"}
-            found.append(
-                Sent(method, parts.netloc, parts.path, query, json.loads(body) if body else None, headers)
+            kind = headers.get("content-type", "")
+            content = (
+                _batched(kind, body)
+                if kind.startswith("multipart/mixed")
+                else json.loads(body)
+                if body
+                else None
             )
+            found.append(Sent(method, parts.netloc, parts.path, query, content, headers))
         return found
 
     def only(self) -> Sent:
@@ -94,6 +114,26 @@ class Google:
 
     def pending(self) -> int:
         return len(self.responses)
+
+
+_BOUNDARY = "batch_answer"
+
+
+def _batched(content_type: str, body: str) -> list[Sent]:
+    """The requests inside a batch request's multipart body."""
+    whole = message_from_bytes(f"Content-Type: {content_type}\r\n\r\n{body}".encode())
+    inner = []
+    for part in whole.get_payload():
+        text = part.get_payload()
+        request_line, _, rest = text.partition("\n")
+        method, target, _version = request_line.strip().split(" ")
+        _headers, _, payload = rest.replace("\r\n", "\n").partition("\n\n")
+        parts = urlsplit(target)
+        query = {k: v for k, v in parse_qs(parts.query).items() if k != "alt"}
+        inner.append(
+            Sent(method, "", parts.path, query, json.loads(payload) if payload.strip() else None, {})
+        )
+    return inner
 
 
 @dataclass

@@ -107,12 +107,37 @@ def test_search_pages_through_results_and_reports_more(gws: GoogleWorkspace) -> 
     gws.google.reply({"messages": [{"id": "a"}, {"id": "b"}], "nextPageToken": "n2"}).reply(
         {"messages": [{"id": "c"}]}
     )
-    for message_id in "abc":
-        gws.google.reply(message(message_id, shape="metadata"))
+    gws.google.batch({str(i): message(m, shape="metadata") for i, m in enumerate("abc")})
     gws.google.reply(LABELS)
     result = gws.call("gmail_search_messages", query="in:anywhere", max_results=2)
     assert [m["id"] for m in result["messages"]] == ["a", "b"] and result["more"] is True
-    assert gws.google.sent[1].query == {"q": ["in:anywhere"], "maxResults": ["1"], "pageToken": ["n2"]}
+    _first, second, batch, _labels = gws.google.sent
+    assert second.query == {"q": ["in:anywhere"], "maxResults": ["1"], "pageToken": ["n2"]}
+    assert (batch.method, batch.host, batch.path) == ("POST", "gmail.googleapis.com", "/batch")
+    assert [(r.method, r.path, r.query["format"]) for r in batch.body] == [
+        ("GET", f"{MESSAGES}/{m}", ["metadata"]) for m in "abc"
+    ]  # every hit's headers in one request, not one request each
+
+
+def test_a_rate_limited_part_of_a_batch_is_sent_again_alone(gws: GoogleWorkspace) -> None:
+    gws.google.reply({"messages": [{"id": "a"}, {"id": "b"}, {"id": "c"}]})
+    limited = (429, {"error": {"code": 429, "message": "Too many concurrent requests for user"}})
+    gws.google.batch({"0": message("a", shape="metadata"), "1": limited, "2": message("c", shape="metadata")})
+    gws.google.batch({"1": message("b", shape="metadata")}).reply(LABELS)
+    result = gws.call("gmail_search_messages", query="in:inbox", max_results=10)
+    assert [m["id"] for m in result["messages"]] == ["a", "b", "c"]
+    _search, first, again, _labels = gws.google.sent
+    assert [r.path for r in again.body] == [f"{MESSAGES}/b"] and len(first.body) == 3
+    assert len(gws.google.sleeps) == 1
+
+
+def test_a_part_that_fails_otherwise_fails_the_call_naming_the_messages(gws: GoogleWorkspace) -> None:
+    gws.google.reply({"messages": [{"id": "a"}, {"id": "gone"}]})
+    missing = (404, {"error": {"code": 404, "message": "Requested entity was not found."}})
+    gws.google.batch({"0": message("a", shape="metadata"), "1": missing})
+    with pytest.raises(ToolFailed) as failed:
+        gws.call("gmail_search_messages", query="in:inbox", max_results=10)
+    assert failed.value.code == "not_found" and gws.google.sleeps == []
 
 
 def test_an_unusable_query_is_for_the_model_to_fix(gws: GoogleWorkspace) -> None:
@@ -233,8 +258,11 @@ def test_create_draft_then_send_it(gws: GoogleWorkspace) -> None:
 
 
 def test_mark_read_removes_unread_in_one_batch_and_reports_the_labels(gws: GoogleWorkspace) -> None:
-    gws.google.empty().reply(message("a", shape="metadata", labels=("INBOX",))).reply(
-        message("b", shape="metadata", labels=("INBOX",))
+    gws.google.empty().batch(
+        {
+            "0": message("a", shape="metadata", labels=("INBOX",)),
+            "1": message("b", shape="metadata", labels=("INBOX",)),
+        }
     )
     gws.google.reply(LABELS)
     result = gws.call("gmail_mark_read", message_ids=["a", "b", "a"])
