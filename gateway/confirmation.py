@@ -172,7 +172,7 @@ class ConfirmationGate:
         if confirmation is not None:
             return self._redeem(confirmation, binding)
         pending = PendingConfirmation(
-            pending_id=secrets.token_urlsafe(16),
+            pending_id=secrets.token_hex(16),  # hex: never read as an option (`gateway approve ID`)
             tool=tool.name,
             preview=preview(tool, params),
             parameters=dict(params),
