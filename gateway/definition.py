@@ -74,7 +74,7 @@ class ToolDefinition:
     Flags fail closed: a tool that does not say it is read-only is treated as
     destructive (it needs confirmation) and as unsafe to run concurrently.
 
-    `rank_weight` (0 to 1) scales a tool's discovery score within a page of results, so
+    `rank_weight` (0 to 1) scales a tool's discovery score before results are ranked, so
     that generated tools can yield to hand-written ones that match about as well.
     """
 

@@ -206,10 +206,7 @@ class Gateway:
             found, total = self.index().page(
                 query, allowed, categories=categories, actions=actions, offset=offset, limit=limit
             )
-            # Within a page, a tool's rank_weight scales its score: a hand-written tool that matches
-            # about as well as a generated one comes first. The sort is stable; pages do not mix.
-            found.sort(key=lambda hit: -hit[1] * hit[0].rank_weight)
-            page = [d for d, _ in found]
+            page = [d for d, _ in found]  # scores already scaled by each tool's rank_weight
         else:
             pool = [
                 d

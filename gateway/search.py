@@ -257,6 +257,10 @@ class SearchIndex:
         self._starts, self._ids, self._impacts = parts.starts, parts.ids, parts.impacts
         self._category = [d.category for d in tools]
         self._action = [d.action for d in tools]
+        # Each score is scaled by its tool's rank_weight before anything is ranked, so a page holds
+        # the same tools whatever its size; None when every weight is 1 (nothing to scale).
+        weights = [d.rank_weight for d in tools]
+        self._weights: list[float] | None = weights if any(w != 1.0 for w in weights) else None
         self._typo_map: dict[str, tuple[str, ...]] | None = None
         self._corrections: dict[str, str | None] = {}
         self._codes: dict[str, tuple[dict[str, int], Any]] = {}
@@ -273,6 +277,7 @@ class SearchIndex:
             self._np_impacts = (
                 np.frombuffer(self._impacts, dtype=np.float32) if self._impacts else np.zeros(0, np.float32)
             )
+            self._np_weights = None if self._weights is None else np.asarray(self._weights, dtype=np.float64)
 
     @property
     def semantic(self) -> bool:
@@ -432,6 +437,9 @@ class SearchIndex:
             else:
                 for i, impact in zip(ids, impacts, strict=True):
                     scores[i] = get(i, 0.0) + impact * weight
+        if self._weights is not None:
+            weights = self._weights
+            scores = {i: s * weights[i] for i, s in scores.items()}
         if names:
             top = max(scores.values(), default=0.0) + 1.0
             exact = self._names[names[0]] == query.strip().lower()
@@ -474,6 +482,8 @@ class SearchIndex:
             else:
                 ids = np.flatnonzero(lexical)
                 scores = lexical[ids]
+            if self._np_weights is not None:
+                scores = scores * self._np_weights[ids]
         else:
             ids, scores = np.zeros(0, dtype=np.intp), np.zeros(0)
         if names:

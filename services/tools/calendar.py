@@ -224,7 +224,10 @@ class UpdateEventParams(BaseModel):
     examples=[{"event_id": "a1b2c3", "start": "friday 10am", "location": "Room 4"}],
 )
 def calendar_update_event(params: UpdateEventParams, ctx: ToolContext) -> dict[str, Any]:
-    """Change an event; only the fields you give change. Returns the updated event."""
+    """Change an event (reschedule it, move it to another time, rename it); only the fields you give change.
+
+    Returns the updated event.
+    """
     settings = settings_of(ctx)
     backend = calendar_of(ctx)
     if params.end is not None and params.duration is not None:

@@ -214,7 +214,7 @@ def test_meta_tool_definitions_are_byte_identical_whatever_the_catalog() -> None
     assert empty == full
 
 
-def test_discover_orders_a_page_by_score_times_rank_weight() -> None:
+def test_rank_weight_scales_scores_before_ranking_so_every_page_size_agrees() -> None:
     import dataclasses
 
     from .sample_tools import ALL_TOOLS
@@ -222,11 +222,17 @@ def test_discover_orders_a_page_by_score_times_rank_weight() -> None:
     query = "create or delete a note"
     raw, _ = Gateway(Catalog(ALL_TOOLS)).index().page(query, None, offset=0, limit=10)
     top = raw[0][0]
-    assert len(raw) >= 2
+    assert len(raw) >= 3
     catalog = Catalog([d for d in Catalog(ALL_TOOLS) if d.name != top.name])
     catalog.register(dataclasses.replace(top, rank_weight=0.01))
     gw = Gateway(catalog)
-    weighted, _ = gw.index().page(query, None, offset=0, limit=10)
-    expected = [d.name for d, _ in sorted(weighted, key=lambda hit: -hit[1] * hit[0].rank_weight)]
+    weight = {top.name: 0.01}
+    expected = [
+        d.name for d, _ in sorted(raw, key=lambda hit: (-hit[1] * weight.get(hit[0].name, 1.0), hit[0].name))
+    ]
     ranked = [t["name"] for t in gw.discover(Principal(), query=query)["tools"]]
-    assert ranked == expected and ranked[0] != top.name
+    assert ranked == expected and ranked[0] != top.name and top.name in ranked
+    for size in range(1, len(ranked) + 1):  # a small page is the start of a large one
+        assert [t["name"] for t in gw.discover(Principal(), query=query, limit=size)["tools"]] == ranked[
+            :size
+        ]

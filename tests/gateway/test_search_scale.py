@@ -258,3 +258,18 @@ def test_cached_vectors_or_token_ids_of_another_model_are_not_used() -> None:
         vectors, Vocabulary(["w"], array("I", [0, 1]), array("I", [len(embedder.table)]))
     )
     assert not embedder.fits(None, words)
+
+
+@needs_numpy
+def test_rank_weights_rank_the_same_on_both_scoring_paths() -> None:
+    weighted = [dataclasses.replace(d, rank_weight=0.75) if i % 3 == 0 else d for i, d in enumerate(TOOLS)]
+    python = SearchIndex(weighted, semantic=False, vectorized=False)
+    vectorized = SearchIndex(weighted, semantic=False, vectorized=True)
+    plain = SearchIndex(TOOLS, semantic=False)
+    for query in QUERIES:
+        for limit in (1, 3, 10):
+            assert python.page(query, limit=limit) == vectorized.page(query, limit=limit)
+    hits = dict((d.name, s) for d, s in python.search("delete an event"))
+    base = dict((d.name, s) for d, s in plain.search("delete an event"))
+    scaled = [d.name for i, d in enumerate(TOOLS) if i % 3 == 0 and d.name in base]
+    assert scaled and all(hits[name] == base[name] * 0.75 for name in scaled)
