@@ -28,7 +28,7 @@ from .params import ParamsFactory
 from .scopes import ScopeMode, selection_scopes
 
 GENERATED_RANK_WEIGHT = 0.75
-"""Discovery scores of generated methods count at 3/4 against hand-written tools on the same page."""
+"""Discovery scores of generated methods count at 3/4 against hand-written tools (before ranking)."""
 
 
 class CatalogOptions(BaseModel):
