@@ -92,7 +92,7 @@ _CHILD = (
     "import os, resource, sys, time\n"
     "start = time.perf_counter()\n"
     "if os.environ.get('BENCH_LEXICAL_ONLY'):  # as installed without the `search` extra\n"
-    "    import gateway.search_semantic as semantic\n"
+    "    import gateway.search.semantic as semantic\n"
     "    semantic._EMBEDDER.append(None)\n"
     "from gateway.cli import end, main\n"
     "code = main(sys.argv[1:])\n"

@@ -45,8 +45,9 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from gateway import Catalog, Gateway, Principal, ToolDefinition, search_semantic
+from gateway import Catalog, Gateway, Principal, ToolDefinition
 from gateway.search import SearchIndex, numpy_available, semantic_available
+from gateway.search import semantic as search_semantic
 
 from .datasets import load
 

@@ -6,10 +6,7 @@ resolve (policy) -> parse -> validate -> permission -> confirm -> run -> result
 from __future__ import annotations
 
 import asyncio
-import base64
-import binascii
 import dataclasses
-import hashlib
 import json
 import logging
 import math
@@ -20,15 +17,25 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from . import discovery
 from .audit import Auditor, AuditSink, Outcome, Redactor, redact_secrets
 from .catalog import Catalog
 from .confirmation import ConfirmationGate, NeedsConfirmation, Proceed, Refused
 from .context import ErrorInfo, PendingConfirmation, Principal, Problem, ToolContext, ToolResult
 from .definition import ToolDefinition
 from .errors import ToolFailed, ToolInputError, UnknownTool
+from .meta_tools import build_meta_catalog
 from .names import closest_names
 from .policy import Policy
-from .rendering import problems_from_validation, safe_text, to_jsonable
+from .rendering import (
+    error_info,
+    invalid_arguments,
+    problems_from_validation,
+    safe_text,
+    to_jsonable,
+    too_large,
+    unknown_meta_tool,
+)
 from .search import SearchIndex
 
 log = logging.getLogger("gateway")
@@ -36,18 +43,6 @@ T = TypeVar("T")
 
 DEFAULT_TIMEOUT_SECONDS = 60.0
 MAX_PARAMETER_BYTES = 100_000
-MAX_DISCOVER_LIMIT = 50
-
-_NEXT_STEP = {
-    "not_found": "Check the id: search or list to find the right item, then call again with it.",
-    "conflict": "Read the current state and adapt the call; retrying it unchanged will fail again.",
-    "invalid": "Change the request as the message says; retrying it unchanged will fail again.",
-    "permission_denied": "Do not retry; tell the user this action is not permitted.",
-    "unavailable": "The service is unavailable; tell the user and try again later.",
-    "timeout": "The tool took too long; narrow the request or tell the user it timed out.",
-    "declined": "Do not retry; ask the user what to do instead.",
-    "internal": "The tool failed unexpectedly; do not retry unchanged, tell the user.",
-}
 
 
 class _CallError(Exception):
@@ -99,8 +94,6 @@ class Gateway:
         max_parameter_bytes: int = MAX_PARAMETER_BYTES,
         search_cache_dir: str | os.PathLike[str] | Literal[False] | None = None,
     ) -> None:
-        from .meta_tools import build_meta_catalog
-
         self.catalog = catalog
         self.resources: Mapping[type, object] = dict(resources or {})
         self.policy = policy or Policy()
@@ -154,22 +147,8 @@ class Gateway:
     # -- discovery -------------------------------------------------------------------
 
     def overview(self, principal: Principal) -> dict[str, Any]:
-        tools = self.visible(principal)
-        categories: dict[str, dict[str, int]] = {}
-        actions: dict[str, int] = {}
-        for d in tools:
-            per = categories.setdefault(d.category, {})
-            per[d.action] = per.get(d.action, 0) + 1
-            actions[d.action] = actions.get(d.action, 0) + 1
-        return {
-            "total_tools": len(tools),
-            "categories": [
-                {"name": name, "tools": sum(per.values()), "actions": dict(sorted(per.items()))}
-                for name, per in sorted(categories.items())
-            ],
-            "actions": dict(sorted(actions.items())),
-            "next_step": "Call discover_tools with a query and/or categories or actions to list matching tools.",
-        }
+        """Categories and actions with their tool counts: the answer to an empty discover_tools."""
+        return discovery.overview(self.visible(principal))
 
     def discover(
         self,
@@ -182,72 +161,19 @@ class Gateway:
         cursor: str | None = None,
     ) -> dict[str, Any]:
         """Find tools: filter by category and action, rank by query. No arguments: an overview."""
-        query = (query or "").strip()
-        if not query and not categories and not actions:
-            return self.overview(principal)
         visible = self.visible(principal)
-        known_categories = sorted({d.category for d in visible}) if categories else []
-        unknown = [c for c in categories or () if c not in known_categories]
-        if unknown:
-            raise ToolInputError(
-                f"Unknown categories: {', '.join(safe_text(c, 40) for c in unknown[:5])}. "
-                f"Categories: {', '.join(known_categories)}",
-                field="categories",
-            )
-        signature = hashlib.sha256(
-            json.dumps([query, sorted(categories or ()), sorted(actions or ())]).encode()
-        ).hexdigest()[:8]
-        offset = _decode_cursor(cursor, signature) if cursor else 0
-        limit = max(1, min(limit, MAX_DISCOVER_LIMIT))
-        if query:
-            # The index ranks (exact name, name prefix, then score) and filters; a principal who
-            # sees every tool needs no name filter.
-            allowed = None if len(visible) == len(self.catalog) else {d.name for d in visible}
-            found, total = self.index().page(
-                query, allowed, categories=categories, actions=actions, offset=offset, limit=limit
-            )
-            page = [d for d, _ in found]  # scores already scaled by each tool's rank_weight
-        else:
-            pool = [
-                d
-                for d in visible
-                if (not categories or d.category in categories) and (not actions or d.action in actions)
-            ]
-            page, total = pool[offset : offset + limit], len(pool)
-        out: dict[str, Any] = {
-            "tools": [
-                {
-                    "name": d.name,
-                    "category": d.category,
-                    "action": d.action,
-                    "summary": d.summary,
-                    "flags": list(d.flags),
-                }
-                for d in page
-            ],
-            "total": total,
-        }
-        if offset + limit < total:
-            out["next_cursor"] = _encode_cursor(offset + limit, signature)
-        if total:
-            out["next_step"] = "Call get_tool_schema with the chosen tool_name before invoking it."
-            return out
-        out["message"] = "No tool matched." if query else "No tool has that category and action."
-        suggestions: dict[str, Any] = {}
-        if query:
-            close = closest_names(query, [d.name for d in visible])
-            if close:
-                suggestions["close_names"] = close
-            related = sorted({d.category for d, _ in self.index().search(query, {d.name for d in visible})})
-            if related:
-                suggestions["categories_with_related_tools"] = related[:5]
-        suggestions["categories"] = known_categories or sorted({d.category for d in visible})
-        out["suggestions"] = suggestions
-        out["next_step"] = (
-            "Try other words (a verb and an object, e.g. 'delete event'), drop the filters, "
-            "or browse a category with discover_tools(categories=[...])."
+        # A principal who sees every tool needs no name filter.
+        allowed = None if len(visible) == len(self.catalog) else {d.name for d in visible}
+        return discovery.discover(
+            visible,
+            self.index(),
+            allowed,
+            query=query,
+            categories=categories,
+            actions=actions,
+            limit=limit,
+            cursor=cursor,
         )
-        return out
 
     def schema(self, principal: Principal, tool_name: str) -> dict[str, Any]:
         """Everything needed to call one tool: description, JSON schema, flags, an example."""
@@ -281,7 +207,7 @@ class Gateway:
         d = self.meta.get(tool_name) if isinstance(tool_name, str) else None
         try:
             if d is None:
-                raise _CallError(self._unknown_meta(str(tool_name)), "unknown")
+                raise _CallError(unknown_meta_tool(str(tool_name), sorted(self.meta.by_name)), "unknown")
             params = self._validate(d, self._parse(arguments, d), meta=True)
             output = await self._run(d, params, ctx)
         except _CallError as exc:
@@ -323,13 +249,13 @@ class Gateway:
             d = self.catalog.get(tool_name)
             if d is None or not self.policy.allows(d, ctx.principal):
                 outcome: Outcome = "unknown" if d is None else "denied"
-                raise _CallError(self._error(self.unknown_tool(tool_name, ctx.principal)), outcome)
+                raise _CallError(error_info(self.unknown_tool(tool_name, ctx.principal)), outcome)
             raw = self._parse(parameters, d)
             params = self._validate(d, raw)
             canonical = params.model_dump(mode="json")
             audited = canonical
             if d.permission is not None and (reason := d.permission(params, ctx)):
-                raise _CallError(self._error(ToolFailed("permission_denied", reason)), "denied")
+                raise _CallError(error_info(ToolFailed("permission_denied", reason)), "denied")
             decision = await self.gate.check(d, canonical, ctx.principal, confirmation)
             if isinstance(decision, NeedsConfirmation):
                 audit("pending_confirmation")
@@ -377,20 +303,20 @@ class Gateway:
             return {}
         if isinstance(raw, str):
             if len(raw.encode()) > self.max_parameter_bytes:
-                raise _CallError(self._too_large(d, len(raw.encode())), "invalid")
+                raise _CallError(too_large(d, len(raw.encode()), self.max_parameter_bytes), "invalid")
             try:
                 raw = json.loads(raw)
             except json.JSONDecodeError as exc:
                 problem = Problem(
                     "parameters", f"Not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
                 )
-                raise _CallError(self._invalid(d, (problem,)), "invalid") from None
+                raise _CallError(invalid_arguments(d, (problem,)), "invalid") from None
         if not isinstance(raw, Mapping):
             problem = Problem("parameters", f"Must be a JSON object, got {type(raw).__name__}")
-            raise _CallError(self._invalid(d, (problem,)), "invalid")
+            raise _CallError(invalid_arguments(d, (problem,)), "invalid")
         size = len(json.dumps(raw, default=str).encode())
         if size > self.max_parameter_bytes:
-            raise _CallError(self._too_large(d, size), "invalid")
+            raise _CallError(too_large(d, size, self.max_parameter_bytes), "invalid")
         return dict(raw)
 
     def _validate(self, d: ToolDefinition, raw: dict[str, Any], *, meta: bool = False) -> BaseModel:
@@ -398,7 +324,7 @@ class Gateway:
             return d.model.model_validate(raw)
         except ValidationError as exc:
             problems = problems_from_validation(exc, list(d.model.model_fields))
-            raise _CallError(self._invalid(d, problems, meta=meta), "invalid") from None
+            raise _CallError(invalid_arguments(d, problems, meta=meta), "invalid") from None
 
     async def _run(self, d: ToolDefinition, params: BaseModel, ctx: ToolContext) -> Any:
         # math.inf opts out (invoke_tool: the call it wraps has its own limit).
@@ -412,81 +338,13 @@ class Gateway:
         except _CallError:
             raise
         except ToolInputError as exc:
-            raise _CallError(self._error(exc, d), "invalid") from None
+            raise _CallError(error_info(exc, d, meta=d.name in self.meta), "invalid") from None
         except ToolFailed as exc:
-            raise _CallError(self._error(exc), "failed") from None
+            raise _CallError(error_info(exc), "failed") from None
         except TimeoutError:
             failure = ToolFailed("timeout", f"{d.name} did not finish within {timeout:g} seconds.")
-            raise _CallError(self._error(failure), "failed") from None
+            raise _CallError(error_info(failure), "failed") from None
         except Exception:
             log.exception("tool %s raised", d.name)
             failure = ToolFailed("internal", f"{d.name} failed unexpectedly.")
-            raise _CallError(self._error(failure), "failed") from None
-
-    def _error(self, exc: ToolInputError | ToolFailed, d: ToolDefinition | None = None) -> ErrorInfo:
-        if isinstance(exc, UnknownTool):
-            step = "Call discover_tools to find the right tool; never guess a tool name."
-            if exc.suggestions:
-                step = "Use a name from did_you_mean if it fits; otherwise call discover_tools."
-            return ErrorInfo(
-                "unknown_tool", f"There is no tool named '{exc.name}'.", step, suggestions=exc.suggestions
-            )
-        if isinstance(exc, ToolInputError):
-            problems = (Problem(exc.field or "parameters", safe_text(exc.message, 400)),)
-            if d is None:
-                return ErrorInfo(
-                    "invalid_arguments",
-                    "The arguments could not be used.",
-                    "Fix the listed problems and call again.",
-                    problems,
-                )
-            return self._invalid(d, problems, meta=d.name in self.meta)
-        return ErrorInfo(
-            exc.code, safe_text(exc.message, 400), _NEXT_STEP.get(exc.code, _NEXT_STEP["internal"])
-        )
-
-    def _invalid(self, d: ToolDefinition, problems: tuple[Problem, ...], *, meta: bool = False) -> ErrorInfo:
-        if meta:
-            step = f"Fix the listed problems and call {d.name} again."
-        else:
-            step = (
-                f"Fix the listed problems and call invoke_tool again; call get_tool_schema "
-                f"with tool_name '{d.name}' to see every parameter."
-            )
-        return ErrorInfo("invalid_arguments", f"The parameters for {d.name} are invalid.", step, problems)
-
-    def _too_large(self, d: ToolDefinition, size: int) -> ErrorInfo:
-        problem = Problem(
-            "parameters", f"Too large: {size:,} bytes; the limit is {self.max_parameter_bytes:,}"
-        )
-        return self._invalid(d, (problem,))
-
-    def _unknown_meta(self, name: str) -> ErrorInfo:
-        names = sorted(self.meta.by_name)
-        return ErrorInfo(
-            "unknown_tool",
-            f"There is no tool named '{safe_text(name, 80)}'.",
-            "Only discover_tools, get_tool_schema and invoke_tool can be called directly; "
-            "run other tools through invoke_tool.",
-            suggestions=tuple(names),
-        )
-
-
-def _encode_cursor(offset: int, signature: str) -> str:
-    return base64.urlsafe_b64encode(f"{offset}:{signature}".encode()).decode().rstrip("=")
-
-
-def _decode_cursor(cursor: str, signature: str) -> int:
-    try:
-        padded = cursor + "=" * (-len(cursor) % 4)
-        offset_text, _, sig = base64.urlsafe_b64decode(padded.encode()).decode().partition(":")
-        offset = int(offset_text)
-    except (ValueError, binascii.Error, UnicodeDecodeError):
-        offset, sig = -1, ""
-    if offset < 0 or sig != signature:
-        raise ToolInputError(
-            "The cursor is not valid for this query; repeat the same query, categories and actions with the "
-            "cursor from its answer, or omit the cursor.",
-            field="cursor",
-        )
-    return offset
+            raise _CallError(error_info(failure), "failed") from None

@@ -7,17 +7,15 @@ so they stay byte-identical whatever is registered (prompt-cache friendly).
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from collections.abc import Collection
+from typing import Any, Protocol
 
 from pydantic import BaseModel, Field
 
 from .actions import ACTIONS
 from .catalog import Catalog
-from .context import ToolContext, ToolResult
+from .context import Principal, ToolContext, ToolResult
 from .definition import PARAMS_CONFIG, ToolDefinition
-
-if TYPE_CHECKING:
-    from .engine import Gateway
 
 META_TOOL_NAMES = ("discover_tools", "get_tool_schema", "invoke_tool")
 
@@ -52,7 +50,33 @@ class InvokeParams(BaseModel):
     )
 
 
-def build_meta_catalog(gateway: Gateway) -> Catalog:
+class Backend(Protocol):
+    """What the meta-tools run on: the `Gateway` (named here so this module needs no engine)."""
+
+    def discover(
+        self,
+        principal: Principal,
+        *,
+        query: str | None = None,
+        categories: Collection[str] | None = None,
+        actions: Collection[str] | None = None,
+        limit: int = 10,
+        cursor: str | None = None,
+    ) -> dict[str, Any]: ...
+
+    def schema(self, principal: Principal, tool_name: str) -> dict[str, Any]: ...
+
+    async def invoke(
+        self,
+        tool_name: str,
+        parameters: Any = None,
+        *,
+        confirmation: str | None = None,
+        context: ToolContext | None = None,
+    ) -> ToolResult: ...
+
+
+def build_meta_catalog(gateway: Backend) -> Catalog:
     """The meta-tools bound to one gateway."""
 
     async def discover_tools(params: DiscoverParams, ctx: ToolContext) -> dict[str, Any]:

@@ -16,11 +16,24 @@ from pydantic import ValidationError
 from pydantic_core import to_jsonable_python
 
 from .context import ErrorInfo, Problem, ToolResult
+from .definition import ToolDefinition
+from .errors import ToolFailed, ToolInputError, UnknownTool
 
 MAX_OUTPUT_CHARS = 60_000
 _MAX_LOC = 80
 _MAX_MSG = 200
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+_NEXT_STEP = {
+    "not_found": "Check the id: search or list to find the right item, then call again with it.",
+    "conflict": "Read the current state and adapt the call; retrying it unchanged will fail again.",
+    "invalid": "Change the request as the message says; retrying it unchanged will fail again.",
+    "permission_denied": "Do not retry; tell the user this action is not permitted.",
+    "unavailable": "The service is unavailable; tell the user and try again later.",
+    "timeout": "The tool took too long; narrow the request or tell the user it timed out.",
+    "declined": "Do not retry; ask the user what to do instead.",
+    "internal": "The tool failed unexpectedly; do not retry unchanged, tell the user.",
+}
 
 
 def safe_text(value: object, limit: int) -> str:
@@ -90,3 +103,59 @@ def render(result: ToolResult) -> str:
             ensure_ascii=False,
         )
     return text
+
+
+# -- errors the model can act on ----------------------------------------------------------------
+
+
+def error_info(
+    exc: ToolInputError | ToolFailed, d: ToolDefinition | None = None, *, meta: bool = False
+) -> ErrorInfo:
+    """A tool's or the gateway's exception as the error the model reads."""
+    if isinstance(exc, UnknownTool):
+        step = "Call discover_tools to find the right tool; never guess a tool name."
+        if exc.suggestions:
+            step = "Use a name from did_you_mean if it fits; otherwise call discover_tools."
+        return ErrorInfo(
+            "unknown_tool", f"There is no tool named '{exc.name}'.", step, suggestions=exc.suggestions
+        )
+    if isinstance(exc, ToolInputError):
+        problems = (Problem(exc.field or "parameters", safe_text(exc.message, 400)),)
+        if d is None:
+            return ErrorInfo(
+                "invalid_arguments",
+                "The arguments could not be used.",
+                "Fix the listed problems and call again.",
+                problems,
+            )
+        return invalid_arguments(d, problems, meta=meta)
+    return ErrorInfo(exc.code, safe_text(exc.message, 400), _NEXT_STEP.get(exc.code, _NEXT_STEP["internal"]))
+
+
+def invalid_arguments(d: ToolDefinition, problems: tuple[Problem, ...], *, meta: bool = False) -> ErrorInfo:
+    """Arguments that failed validation: every problem, and how to call again."""
+    if meta:
+        step = f"Fix the listed problems and call {d.name} again."
+    else:
+        step = (
+            f"Fix the listed problems and call invoke_tool again; call get_tool_schema "
+            f"with tool_name '{d.name}' to see every parameter."
+        )
+    return ErrorInfo("invalid_arguments", f"The parameters for {d.name} are invalid.", step, problems)
+
+
+def too_large(d: ToolDefinition, size: int, limit: int) -> ErrorInfo:
+    """Arguments past the gateway's size limit."""
+    problem = Problem("parameters", f"Too large: {size:,} bytes; the limit is {limit:,}")
+    return invalid_arguments(d, (problem,))
+
+
+def unknown_meta_tool(name: str, meta_names: Sequence[str]) -> ErrorInfo:
+    """A direct call of something that is not a meta-tool."""
+    return ErrorInfo(
+        "unknown_tool",
+        f"There is no tool named '{safe_text(name, 80)}'.",
+        "Only discover_tools, get_tool_schema and invoke_tool can be called directly; "
+        "run other tools through invoke_tool.",
+        suggestions=tuple(meta_names),
+    )

@@ -26,8 +26,8 @@ from anyio.from_thread import BlockingPortal, start_blocking_portal
 
 from ..catalog import Catalog
 from ..errors import ToolFailed, UserError
-from ..front import Front, ToolsListener, UpstreamTool
-from ..front_config import ServerSettings, load_front_config
+from ..fronting.config import ServerSettings, load_front_config
+from ..fronting.front import Front, ToolsListener, UpstreamTool
 from ..policy import Policy
 from ..toolset import ProviderOptions, Toolset
 from .mcp_connection import MCPConnection

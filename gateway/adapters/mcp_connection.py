@@ -24,10 +24,10 @@ from mcp.shared.exceptions import MCPError
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from ..errors import ToolFailed
-from ..front import ToolsListener, UpstreamTool
-from ..front_config import ServerSettings
+from ..fronting.config import ServerSettings
+from ..fronting.front import ToolsListener, UpstreamTool
+from ..fronting.untrusted import clean_text
 from ..names import to_name
-from ..untrusted import clean_text
 
 log = logging.getLogger("gateway.mcp_client")
 

@@ -13,7 +13,8 @@ from pydantic import BaseModel, Field
 
 from ..context import ToolContext
 from ..definition import PARAMS_CONFIG, ToolDefinition
-from ..engine import MAX_DISCOVER_LIMIT, Gateway
+from ..discovery import MAX_DISCOVER_LIMIT
+from ..engine import Gateway
 
 SEARCH_TOOL_NAME = "search_tools"
 

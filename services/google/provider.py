@@ -10,7 +10,7 @@ from gateway.toolset import ProviderOptions, Toolset
 from ..backends import CalendarBackend, MailBackend, TasksBackend, WorkspaceSettings
 from .calendar import GoogleCalendar
 from .client import GoogleClient, authorized_http
-from .credentials import GMAIL_FULL, GoogleOptions, authorize, load_credentials
+from .credentials import GMAIL_FULL, GoogleOptions, load_credentials
 from .mail import GoogleMail
 from .tasks import GoogleTasks
 
@@ -47,20 +47,3 @@ def google_toolset(
     else:
         enabled = Catalog([d for d in catalog if d.category in google.services])
     return Toolset(catalog=enabled, resources=MappingProxyType(resources))
-
-
-def authorize_command(options: ProviderOptions, *, open_browser: bool = True) -> str:
-    """`gateway auth google`: run the installed-app OAuth flow for `options.extra["google"]`.
-
-    Registered under the `metatool_gateway.auth` entry points, so the gateway finds it without
-    importing this package by name.
-    """
-    google = GoogleOptions.parse(options.extra.get("google"), data_dir=options.data_dir)
-    if "google-apis" in options.extra.get("catalogs", ()):  # the served APIs' scopes too
-        from services.google_apis.provider import CatalogOptions, sign_in_scopes
-
-        catalog = CatalogOptions.parse(options.extra.get("google_apis"))
-        google = google.with_scopes(
-            sign_in_scopes(catalog, allow_permanent_delete=google.allow_permanent_delete)
-        )
-    return authorize(google, open_browser=open_browser)

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from datetime import date, datetime, time, timedelta
+from datetime import timedelta
 from typing import Any
-from zoneinfo import ZoneInfo
 
 from pydantic import BaseModel, Field
 
@@ -12,23 +11,22 @@ from gateway.context import ToolContext
 from gateway.definition import PARAMS_CONFIG, NoParams, tool
 from gateway.errors import ToolInputError
 
-from ..backends import PRIMARY_CALENDAR, Event, EventChanges, NewEvent, WorkspaceSettings
-from ..dates import localize, parse_date, parse_duration, parse_time
+from ..backends import PRIMARY_CALENDAR, EventChanges, NewEvent
+from ..dates import parse_duration, parse_time
 from ._common import (
     DATE_HINT,
     MAX_ID_LENGTH,
     Address,
     addresses,
     calendar_of,
-    moment,
     out,
     settings_of,
     time_range,
 )
+from ._event_times import DEFAULT_DURATION, changed_event_times, new_event_times, whole_days
 from ._free_time import free_slots
 from ._quick_add import split_quick_add
 
-DEFAULT_DURATION = timedelta(minutes=30)
 MAX_FREE_TIME_RANGE = timedelta(days=62)
 
 _CALENDAR_ID = Field(
@@ -160,27 +158,7 @@ def calendar_create_event(params: CreateEventParams, ctx: ToolContext) -> dict[s
     if params.end is not None and params.duration is not None:
         raise ToolInputError("give end or duration, not both", field="duration")
     attendees = addresses(params.attendees, field="attendees")
-    if params.all_day:
-        first = parse_date(params.start, tz=settings.zone, now=settings.now(), field="start")
-        if params.end is not None:
-            after = parse_date(params.end, tz=settings.zone, now=settings.now(), field="end") + timedelta(
-                days=1
-            )
-        else:
-            days = 1 if params.duration is None else parse_duration(params.duration, field="duration").days
-            after = first + timedelta(days=max(days, 1))
-        start, end = _whole_days(first, after, settings.zone)
-    else:
-        start = moment(params.start, settings, field="start")
-        if params.end is not None:
-            end = moment(params.end, settings, field="end")
-        else:
-            length = (
-                DEFAULT_DURATION
-                if params.duration is None
-                else parse_duration(params.duration, field="duration")
-            )
-            end = start + length
+    start, end = new_event_times(params.start, params.end, params.duration, params.all_day, settings)
     event = NewEvent(
         title=params.title,
         start=start,
@@ -237,7 +215,11 @@ def calendar_update_event(params: UpdateEventParams, ctx: ToolContext) -> dict[s
         changes["title"] = params.title
     if any(v is not None for v in (params.start, params.end, params.duration, params.all_day)):
         current = backend.get_event(params.calendar_id, params.event_id)
-        changes.update(_new_times(params, current, settings))
+        changes.update(
+            changed_event_times(
+                params.start, params.end, params.duration, params.all_day, current=current, settings=settings
+            )
+        )
     for name in ("location", "description"):
         value = getattr(params, name)
         if value is not None:
@@ -356,49 +338,10 @@ def calendar_quick_add(params: QuickAddParams, ctx: ToolContext) -> dict[str, An
     title, when, length = split_quick_add(params.text, tz=settings.zone, now=settings.now())
     if when.date_only:
         first = when.value.date()
-        start, end = _whole_days(
+        start, end = whole_days(
             first, first + timedelta(days=max(1, length.days if length else 1)), settings.zone
         )
     else:
         start, end = when.value, when.value + (length or DEFAULT_DURATION)
     event = NewEvent(title=title, start=start, end=end, all_day=when.date_only)
     return dict(out(calendar_of(ctx).create_event(params.calendar_id, event), settings.zone))
-
-
-def _whole_days(first: date, after: date, zone: ZoneInfo) -> tuple[datetime, datetime]:
-    """Local midnight of `first` to local midnight of `after` (exclusive)."""
-    if after <= first:
-        raise ToolInputError("the last day must not be before the first day", field="end")
-    return localize(datetime.combine(first, time()), zone), localize(datetime.combine(after, time()), zone)
-
-
-def _new_times(params: UpdateEventParams, current: Event, settings: WorkspaceSettings) -> dict[str, Any]:
-    zone, now = settings.zone, settings.now()
-    all_day = current.all_day if params.all_day is None else params.all_day
-    if all_day:
-        old_first = current.start.astimezone(zone).date()
-        old_end = current.end.astimezone(zone)
-        old_after = old_end.date() if old_end.time() == time() else old_end.date() + timedelta(days=1)
-        first = (
-            old_first if params.start is None else parse_date(params.start, tz=zone, now=now, field="start")
-        )
-        if params.end is not None:
-            after = parse_date(params.end, tz=zone, now=now, field="end") + timedelta(days=1)
-        elif params.duration is not None:
-            after = first + timedelta(days=max(1, parse_duration(params.duration, field="duration").days))
-        else:
-            after = first + max(old_after - old_first, timedelta(days=1))
-        start, end = _whole_days(first, after, zone)
-    else:
-        start = current.start if params.start is None else moment(params.start, settings, field="start")
-        if params.end is not None:
-            end = moment(params.end, settings, field="end")
-        elif params.duration is not None:
-            end = start + parse_duration(params.duration, field="duration")
-        elif current.all_day:
-            end = start + DEFAULT_DURATION  # an all-day event turned timed gets the default length
-        else:
-            end = start + (current.end - current.start)  # keep the length
-    if end <= start:
-        raise ToolInputError("the event must end after it starts", field="end")
-    return {"start": start, "end": end, "all_day": all_day}

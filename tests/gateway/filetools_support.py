@@ -12,8 +12,8 @@ from typing import Any
 import yaml
 
 from gateway import Catalog, Gateway, MemoryAuditLog, Principal, ToolContext, run_sync
+from gateway.filetools.directories import FileTools
 from gateway.rendering import result_payload
-from gateway.tooldirs import FileTools
 
 PYTHON = f"#!{sys.executable}\n"
 LOCAL = Principal()

@@ -164,7 +164,7 @@ def test_the_search_tool_loads_only_deferred_tools_the_principal_may_see(snapsho
 
 def test_importing_the_gateway_its_agent_and_its_adapters_imports_no_vendor_sdk() -> None:
     code = (
-        "import sys, gateway, gateway.agent, gateway.agent.chat, gateway.cli, gateway.adapters.anthropic, "
+        "import sys, gateway, gateway.agent, gateway.cli.chat, gateway.cli, gateway.adapters.anthropic, "
         "gateway.adapters.openai, gateway.adapters.openai_agent\n"
         "print(sorted(m for m in ('anthropic', 'openai') if m in sys.modules))"
     )

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from gateway import Catalog, Principal, ToolContext, render, run_sync
-from gateway.filetools import FileToolDefinition, load_definition
-from gateway.tooldirs import FileTools, scaffold
+from gateway.filetools.definition import FileToolDefinition, load_definition
+from gateway.filetools.directories import FileTools, scaffold
 
 from .filetools_support import ECHO, TEXT_SCHEMA, call, definition, gateway_over, invoke, write_tool
 

@@ -10,8 +10,8 @@ import pytest
 
 from gateway.cli import main
 from gateway.config import load_settings
+from gateway.filetools.directories import FileTools
 from gateway.runtime import open_gateway
-from gateway.tooldirs import FileTools
 
 from .filetools_support import call, gateway_over, write_tool
 

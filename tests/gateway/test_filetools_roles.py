@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from gateway import Catalog, Gateway, MemoryAuditLog, Policy, Principal, Rule
-from gateway.tooldirs import FileTools
+from gateway.filetools.directories import FileTools
 
 from .filetools_support import TEXT_SCHEMA, call, invoke, write_tool
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from gateway import MemoryAuditLog
-from gateway.scripts import environment, run_script
+from gateway.filetools.scripts import environment, run_script
 
 from .filetools_support import PYTHON, TEXT_SCHEMA, gateway_over, invoke, wait_until_dead, write_tool
 

@@ -7,7 +7,7 @@ from pydantic import BaseModel, Field
 
 from gateway import PARAMS_CONFIG, NoParams, ToolDefinition
 from gateway.search import SearchIndex, numpy_available, semantic_available, stem, tokenize
-from gateway.search_text import query_actions, words
+from gateway.search.text import query_actions, words
 
 # Every ranking behaviour holds for both scorers: the pure-Python loop and numpy's bincount.
 SCORERS = [

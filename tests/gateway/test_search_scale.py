@@ -16,12 +16,11 @@ from gateway import (
     NoParams,
     Principal,
     ToolDefinition,
-    search,
-    search_cache,
-    search_semantic,
 )
-from gateway.search import SearchIndex, numpy_available, semantic_available
-from gateway.search_cache import MAX_CACHED_INDEXES, IndexParts, Vocabulary
+from gateway.search import SearchIndex, numpy_available, postings, semantic_available
+from gateway.search import cache as search_cache
+from gateway.search import semantic as search_semantic
+from gateway.search.cache import MAX_CACHED_INDEXES, IndexParts, Vocabulary
 
 needs_numpy = pytest.mark.skipif(not numpy_available(), reason="numpy is not installed")
 needs_semantic = pytest.mark.skipif(not semantic_available(), reason="the 'search' extra is not installed")
@@ -90,9 +89,9 @@ def test_numpy_and_python_scoring_return_the_same_pages_scores_and_totals(query:
 
 def test_without_numpy_the_index_builds_and_ranks_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
     with_numpy = SearchIndex(TOOLS, semantic=False)
-    monkeypatch.setattr(search, "_NUMPY", [None])  # as on a core install
+    monkeypatch.setattr(postings, "_NUMPY", [None])  # as on a core install
     without = SearchIndex(TOOLS, semantic=False)
-    assert not search.numpy_available()
+    assert not numpy_available()
     for query in QUERIES:
         assert without.page(query, limit=10) == with_numpy.page(query, limit=10)
     with pytest.raises(ImportError, match="fast"):
@@ -124,7 +123,7 @@ def test_a_damaged_cache_file_is_rebuilt_quietly(tmp_path: Path, caplog: pytest.
     data = path.read_bytes()
     for damaged in (b"", b"not an index", data[: len(data) // 2], data[:-40] + b"\xff" * 40):
         path.write_bytes(damaged)
-        with caplog.at_level(logging.WARNING, logger="gateway.search_cache"):
+        with caplog.at_level(logging.WARNING, logger="gateway.search.cache"):
             index = SearchIndex.load_or_build(TOOLS, tmp_path, semantic=False, min_tools=0)
         assert _names(index.search("delete an event", categories={"acme"}))[0] == "acme_event_delete"
     assert path.read_bytes() == data  # rebuilt and written again

@@ -31,7 +31,7 @@ from pydantic import Field
 
 from gateway import Gateway, Principal, ToolResult, render, run_sync
 from gateway.config import Settings
-from gateway.front import Front, Report
+from gateway.fronting.front import Front, Report
 from gateway.runtime import open_gateway
 
 TOKEN = "files-token-5f1c9a0e7d"

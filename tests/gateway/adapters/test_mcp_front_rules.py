@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 
 from gateway import Catalog, ConfigError, Gateway, Policy, Rule, render, run_sync
-from gateway.front import Front, Report, ToolsListener, UpstreamTool
-from gateway.front_config import FrontConfig, ServerSettings, load_front_config
+from gateway.fronting.config import FrontConfig, ServerSettings, load_front_config
+from gateway.fronting.front import Front, Report, ToolsListener, UpstreamTool
+from gateway.fronting.untrusted import PinStore, clean_schema, clean_text
 from gateway.schema_params import schema_params, schema_problems
-from gateway.untrusted import PinStore, clean_schema, clean_text
 
 from ..sample_tools import ALL_TOOLS
 

@@ -4,7 +4,7 @@
     weather_lookup.sh     the implementation: any executable (a shebang script or a binary)
 
 `load_definition` turns one such pair into a `FileToolDefinition` or into problems, each
-with its file and line; `tooldirs.py` loads whole directories into a catalog. The format and
+with its file and line; `directories` loads whole directories into a catalog. The format and
 the security model are described in docs/file-tools.md.
 """
 
@@ -21,13 +21,13 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from .actions import ACTIONS, normalize_action
-from .context import ToolContext
-from .definition import MAX_SUMMARY_LENGTH, ToolDefinition, definition_problems
-from .errors import ToolFailed
-from .names import NAME_PATTERN, name_problem
-from .policy import Audience
-from .schema_params import SchemaParams, schema_params, schema_problems
+from ..actions import ACTIONS, normalize_action
+from ..context import ToolContext
+from ..definition import MAX_SUMMARY_LENGTH, ToolDefinition, definition_problems
+from ..errors import ToolFailed
+from ..names import NAME_PATTERN, name_problem
+from ..policy import Audience
+from ..schema_params import SchemaParams, schema_params, schema_problems
 from .scripts import OutputTooLarge, ScriptTimeout, environment, run_script
 
 DEFAULT_TIMEOUT = 30.0

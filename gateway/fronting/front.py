@@ -5,7 +5,7 @@ server's tools and calls them; this module decides what of that reaches the cata
 
 - Tool lists are cached on disk, so a warm gateway indexes every server without starting one.
 - Deny rules that hold for everyone apply before a tool is defined, cleaned or indexed.
-- Descriptions and schemas are untrusted (`untrusted.py`); a tool carrying injected text is
+- Descriptions and schemas are untrusted (`untrusted`); a tool carrying injected text is
   flagged, cleaned and always needs confirmation.
 - A tool whose description, schema or hints changed since first seen is reported and, by
   default, withheld until an operator accepts the change (`Front.accept_changes`).
@@ -24,15 +24,15 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal, Protocol
 
-from .actions import normalize_action
-from .catalog import Catalog
-from .definition import MAX_SUMMARY_LENGTH, ToolDefinition
-from .errors import RegistrationError, ToolFailed
-from .front_config import FrontConfig, ServerSettings
-from .names import to_name
-from .policy import Policy
-from .rendering import safe_text
-from .schema_params import SchemaParams, schema_params, schema_problems
+from ..actions import normalize_action
+from ..catalog import Catalog
+from ..definition import MAX_SUMMARY_LENGTH, ToolDefinition
+from ..errors import RegistrationError, ToolFailed
+from ..names import to_name
+from ..policy import Policy
+from ..rendering import safe_text
+from ..schema_params import SchemaParams, schema_params, schema_problems
+from .config import FrontConfig, ServerSettings
 from .untrusted import REMOVED, PinStore, clean_schema, clean_text, write_json_atomic
 
 log = logging.getLogger("gateway.front")

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 from itertools import filterfalse
 
-from .actions import normalize_action
+from ..actions import normalize_action
 
 # Words, with camelCase and acronyms split: "getHTTPResponse" -> get, HTTP, Response.
 _WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z0-9]+|[A-Z0-9]+")

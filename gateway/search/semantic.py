@@ -20,9 +20,9 @@ from itertools import chain
 from pathlib import Path
 from typing import Any
 
-from .definition import ToolDefinition
-from .search_cache import Vocabulary, largest
-from .search_text import words
+from ..definition import ToolDefinition
+from .cache import Vocabulary, largest
+from .text import words
 
 SEMANTIC_WEIGHT = 0.6
 """Share of the embedding similarity in a hybrid score (the rest is the lexical score)."""

@@ -13,13 +13,13 @@ import threading
 from collections.abc import Sequence
 from pathlib import Path
 
-from .catalog import Catalog
-from .errors import RegistrationError, UserError
-from .names import name_problem
-from .toolset import ProviderOptions, Toolset
+from ..catalog import Catalog
+from ..errors import RegistrationError, UserError
+from ..names import name_problem
+from ..toolset import ProviderOptions, Toolset
 
 try:
-    from .filetools import DefinitionProblem, FileToolDefinition, load_definition
+    from .definition import DefinitionProblem, FileToolDefinition, load_definition
 except ImportError as exc:  # PyYAML or jsonschema missing
     raise UserError(
         f"tools directories need the 'files' extra ({exc.name} is missing): "

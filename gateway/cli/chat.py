@@ -11,9 +11,7 @@ import json
 import sys
 from typing import Any, TextIO
 
-from ..context import PendingConfirmation, ToolContext
-from ..engine import Gateway
-from .events import (
+from ..agent.events import (
     ConfirmationAnswered,
     Event,
     RoundCapReached,
@@ -22,8 +20,10 @@ from .events import (
     ToolCallStarted,
     truncate,
 )
-from .loop import DEFAULT_MAX_ROUNDS, Agent
-from .provider import Provider
+from ..agent.loop import DEFAULT_MAX_ROUNDS, Agent
+from ..agent.provider import Provider
+from ..context import PendingConfirmation, ToolContext
+from ..engine import Gateway
 
 DEFAULT_MODELS = {"anthropic": "claude-sonnet-5-5", "openai": "gpt-5.5"}
 _SHOWN = 160

@@ -1,0 +1,5 @@
+"""`python -m gateway.cli`: the `gateway` program."""
+
+from . import run
+
+run()

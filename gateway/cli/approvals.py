@@ -1,0 +1,73 @@
+"""The host's side of the confirmation gate at a terminal: ask, list what waits, approve or deny."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from typing import Any
+
+from ..context import PendingConfirmation
+from ..engine import Gateway
+from ..rendering import to_jsonable
+from .output import dump
+
+
+def terminal_approver(assume_yes: bool) -> Any:
+    def approve(pending: PendingConfirmation) -> bool:
+        print(f"Confirmation needed: {pending.preview}", file=sys.stderr)
+        if assume_yes:
+            print("Approved by --yes.", file=sys.stderr)
+            return True
+        if not sys.stdin.isatty():
+            print("Not approved: no terminal to ask on; pass --yes to approve.", file=sys.stderr)
+            return False
+        answer = input("Run it? [y/N] ").strip().lower()
+        return answer in {"y", "yes"}
+
+    return approve
+
+
+def list_pending(gw: Gateway, args: argparse.Namespace) -> int:
+    """The calls waiting for a human, oldest first: what each will do, and its id."""
+    waiting = gw.gate.pending()
+    if args.json:
+        print(
+            dump(
+                [
+                    {
+                        "pending_id": p.pending_id,
+                        "tool": p.tool,
+                        "preview": p.preview,
+                        "parameters": to_jsonable(p.parameters),
+                        "principal": p.principal,
+                        "expires_at": p.expires_at,
+                    }
+                    for p in waiting
+                ]
+            )
+        )
+        return 0
+    if not waiting:
+        print("No call is waiting for approval.")
+    for p in waiting:
+        left = max(0, round(p.expires_at - time.time()))
+        print(f"{p.pending_id}  {p.tool}  (for {p.principal}, expires in {left} s)\n    {p.preview}")
+    return 0
+
+
+def decide(gw: Gateway, args: argparse.Namespace) -> int:
+    """`gateway approve ID` / `gateway deny ID`: the host's answer, from a terminal the model cannot use."""
+    waiting = {p.pending_id: p for p in gw.gate.pending()}
+    found = waiting.get(args.pending_id)
+    done = gw.approve(args.pending_id) if args.command == "approve" else gw.deny(args.pending_id)
+    if not done or found is None:
+        print(
+            f"gateway: no call {args.pending_id!r} is waiting (unknown, expired or decided)", file=sys.stderr
+        )
+        return 1
+    verb = (
+        "approved: it runs when the agent calls again with this id" if args.command == "approve" else "denied"
+    )
+    print(f"{found.tool} {verb}\n    {found.preview}")
+    return 0

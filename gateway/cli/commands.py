@@ -1,0 +1,123 @@
+"""The commands that read the catalog or run one tool: discover, catalog, tools, auth."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+from typing import Any
+
+from ..config import Settings
+from ..context import ToolContext
+from ..engine import Gateway, run_sync
+from ..errors import UserError
+from .output import dump, print_result
+
+# Output format -> (adapter module, function); imported only when `gateway tools` runs.
+FORMATS = {
+    "anthropic": ("anthropic", "tools"),
+    "openai-chat": ("openai", "chat_tools"),
+    "openai-responses": ("openai", "responses_tools"),
+}
+
+
+def discover(gw: Gateway, ctx: ToolContext, args: argparse.Namespace) -> int:
+    arguments = {
+        "query": args.query,
+        "categories": args.category,
+        "actions": args.action,
+        "limit": args.limit,
+        "cursor": args.cursor,
+    }
+    result = run_sync(gw.call("discover_tools", {k: v for k, v in arguments.items() if v}, ctx))
+    if args.json and result.status == "ok":
+        for hit in result.output.get("tools", []):  # e.g. the Google method a generated tool calls
+            found = gw.catalog.get(hit["name"])
+            if found is not None and "method_id" in found.metadata:
+                hit["method_id"] = found.metadata["method_id"]
+    if args.json or result.status != "ok" or "tools" not in result.output:
+        return print_result(result)
+    out = result.output
+    for hit in out["tools"]:
+        flags = f" ({', '.join(hit['flags'])})" if hit["flags"] else ""
+        print(f"{hit['name']:<32} {hit['category']}/{hit['action']}{flags}\n    {hit['summary']}")
+    if not out["tools"]:
+        print(out.get("message", "No tool matched."))
+        print(dump(out.get("suggestions", {})))
+    if "next_cursor" in out:
+        print(f"more: --cursor {out['next_cursor']}")
+    return 0
+
+
+def catalog(gw: Gateway, ctx: ToolContext, args: argparse.Namespace, backend: str = "local") -> int:
+    overview = gw.overview(ctx.principal)
+    if args.json:
+        print(dump({k: v for k, v in overview.items() if k != "next_step"}))
+        return 0
+    print(f"{overview['total_tools']} tools (backend: {backend})")
+    for cat in overview["categories"]:
+        actions = ", ".join(f"{a} {n}" for a, n in cat["actions"].items())
+        print(f"  {cat['name']:<16} {cat['tools']:>5}  ({actions})")
+    return 0
+
+
+def tools_new(settings: Settings, args: argparse.Namespace) -> int:
+    from ..filetools.directories import scaffold  # file tools are an optional extra
+
+    if not args.name or not settings.tools_dirs:
+        raise UserError("usage: gateway tools new NAME --tools-dir DIR (or set GATEWAY_TOOLS_DIR)")
+    for path in scaffold(settings.tools_dirs[0], args.name, args.category):
+        print(path)
+    return 0
+
+
+def tools_check(gw: Gateway, settings: Settings, args: argparse.Namespace) -> int:
+    """Every skipped definition with its file and line; exit 1 when there is one."""
+    from ..filetools.directories import FileTools
+
+    tools = gw.resources.get(FileTools)
+    if not isinstance(tools, FileTools):
+        raise UserError("no tools directory: pass --tools-dir DIR or set GATEWAY_TOOLS_DIR")
+    problems = tools.problems
+    if args.json:
+        listed = [{"path": str(p.path), "line": p.line, "message": p.message} for p in problems]
+        print(dump({"tools": list(tools.names), "problems": listed}))
+    else:
+        for problem in problems:
+            print(problem)
+        print(f"{len(tools.names)} tools loaded, {len(problems)} problems")
+    return 1 if problems else 0
+
+
+def tool_definitions(gw: Gateway, output_format: str) -> int:
+    """The meta-tool definitions in one vendor's format."""
+    module, function = FORMATS[output_format]
+    emit: Any = getattr(importlib.import_module(f"..adapters.{module}", __package__), function)
+    print(dump(emit(gw.meta)))
+    return 0
+
+
+def auth(settings: Settings, args: argparse.Namespace) -> int:
+    """A service's sign-in, registered by the service package in the `metatool_gateway.auth` entry points."""
+    from importlib.metadata import entry_points
+
+    from ..toolset import ProviderOptions
+
+    found = [ep for ep in entry_points(group="metatool_gateway.auth") if ep.name == args.service]
+    if not found:
+        raise UserError(
+            f"no sign-in for {args.service!r} is installed; pip install 'metatool-gateway[google]'"
+        )
+    options = ProviderOptions(
+        data_dir=settings.data_dir,
+        timezone=settings.timezone,
+        backend=args.service,
+        # The service's own section, and what is served (a catalog can need more access at sign-in).
+        extra={
+            args.service: getattr(settings, args.service).model_dump(),
+            "catalogs": tuple(settings.catalogs),
+            "google_apis": settings.google_apis.model_dump(),
+        },
+    )
+    print(found[0].load()(options, open_browser=not args.no_browser))
+    print(f"active backend: {settings.backend}")
+    return 0

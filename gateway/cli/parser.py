@@ -1,0 +1,95 @@
+"""The command line's grammar: options every command takes, then one parser per command."""
+
+from __future__ import annotations
+
+import argparse
+
+from ..config import Settings, load_settings
+from . import chat
+from .commands import FORMATS
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--config", help="TOML config file (default: the per-user config file)")
+    common.add_argument("--data-dir", help="where the local workspace and audit log live")
+    common.add_argument("--timezone", help="IANA time zone for dates, e.g. Europe/Berlin")
+    common.add_argument("--backend", choices=["local", "google"], help="service backend")
+    common.add_argument("--confirmation-mode", choices=["host", "model", "deny"])
+    common.add_argument("--audit-log", help="audit log path (JSONL)")
+    common.add_argument("--principal", help="who is calling (for policy and roles)")
+    common.add_argument("--agent", help="the agent identity calls are made for (file tools may require one)")
+    common.add_argument(
+        "--tools-dir", action="append", metavar="DIR", help="a directory of file-defined tools (repeatable)"
+    )
+    common.add_argument(
+        "--catalog",
+        action="append",
+        metavar="NAME",
+        help="serve this catalog, e.g. workspace or google-apis (repeatable; replaces the configured catalogs)",
+    )
+    common.add_argument("--json", action="store_true", help="machine-readable output with stable keys")
+
+    parser = argparse.ArgumentParser(
+        prog="gateway", description="A large tool catalog behind three meta-tools."
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    discover = sub.add_parser("discover", parents=[common], help="find tools")
+    discover.add_argument("query", nargs="?", help="free-text request")
+    discover.add_argument("-c", "--category", action="append", help="only this category (repeatable)")
+    discover.add_argument("-a", "--action", action="append", help="only this action (repeatable)")
+    discover.add_argument("--limit", type=int, default=10)
+    discover.add_argument("--cursor")
+    schema = sub.add_parser("schema", parents=[common], help="show one tool's schema")
+    schema.add_argument("tool_name")
+    invoke = sub.add_parser("invoke", parents=[common], help="run one tool")
+    invoke.add_argument("tool_name")
+    invoke.add_argument("parameters", nargs="?", default="{}", help="parameters as a JSON object")
+    invoke.add_argument("--yes", action="store_true", help="approve a destructive call without asking")
+    sub.add_parser("catalog", parents=[common], help="tool counts by category and action")
+    tools = sub.add_parser(
+        "tools",
+        parents=[common],
+        help="the meta-tool definitions the model receives; 'tools new NAME' scaffolds a file tool, "
+        "'tools check' reports broken definitions",
+    )
+    tools.add_argument("--format", choices=sorted(FORMATS), default="anthropic")
+    tools.add_argument("verb", nargs="?", choices=["new", "check"], help="scaffold or check file tools")
+    tools.add_argument("name", nargs="?", help="the new tool's name (tools new)")
+    tools.add_argument(
+        "--category", help="the new tool's category (tools new; default: its name's first word)"
+    )
+    sub.add_parser(
+        "pending", parents=[common], help="destructive calls waiting for approval (on a shared store)"
+    )
+    for verb, what in (("approve", "approve a pending call: it runs when redeemed"), ("deny", "decline it")):
+        sub.add_parser(verb, parents=[common], help=what).add_argument("pending_id")
+    sub.add_parser("demo", parents=[common], help="play an agent-shaped session on the workspace")
+    auth = sub.add_parser("auth", parents=[common], help="connect an account, e.g. gateway auth google")
+    auth.add_argument("service", choices=["google"], help="whose sign-in to run")
+    auth.add_argument("--no-browser", action="store_true", help="print the sign-in address, open nothing")
+    serve = sub.add_parser("serve", parents=[common], help="serve the meta-tools to MCP clients")
+    serve.add_argument("--transport", choices=["stdio", "http"], help="default: stdio")
+    serve.add_argument("--host", help="HTTP address to listen on (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, help="HTTP port (default 8765; 0 picks a free one)")
+    chat.add_arguments(
+        sub.add_parser("chat", parents=[common], help="chat with an agent that uses the gateway")
+    )
+    return parser
+
+
+def settings_from(args: argparse.Namespace) -> Settings:
+    return load_settings(
+        args.config,
+        overrides={
+            "data_dir": args.data_dir,
+            "timezone": args.timezone,
+            "backend": args.backend,
+            "confirmation.mode": args.confirmation_mode,
+            "audit.path": args.audit_log,
+            "principal": args.principal,
+            "agent": args.agent,
+            "tools_dirs": args.tools_dir,
+            "catalogs": args.catalog,
+        },
+    )

@@ -1,0 +1,154 @@
+"""The answers of `discover_tools`: an overview, a ranked page, or an honest "nothing matched".
+
+Pure functions over the tools one principal may see and the search index; the `Gateway` decides
+who sees what and hands both in. Pages are cut with an opaque cursor bound to the request, so a
+cursor from one query cannot page through another.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import json
+from collections.abc import Collection, Sequence
+from typing import Any
+
+from .definition import ToolDefinition
+from .errors import ToolInputError
+from .names import closest_names
+from .rendering import safe_text
+from .search import SearchIndex
+
+MAX_DISCOVER_LIMIT = 50
+
+
+def overview(tools: Sequence[ToolDefinition]) -> dict[str, Any]:
+    """Categories and actions with their tool counts."""
+    categories: dict[str, dict[str, int]] = {}
+    actions: dict[str, int] = {}
+    for d in tools:
+        per = categories.setdefault(d.category, {})
+        per[d.action] = per.get(d.action, 0) + 1
+        actions[d.action] = actions.get(d.action, 0) + 1
+    return {
+        "total_tools": len(tools),
+        "categories": [
+            {"name": name, "tools": sum(per.values()), "actions": dict(sorted(per.items()))}
+            for name, per in sorted(categories.items())
+        ],
+        "actions": dict(sorted(actions.items())),
+        "next_step": "Call discover_tools with a query and/or categories or actions to list matching tools.",
+    }
+
+
+def discover(
+    visible: Sequence[ToolDefinition],
+    index: SearchIndex,
+    allowed: Collection[str] | None,
+    *,
+    query: str | None = None,
+    categories: Collection[str] | None = None,
+    actions: Collection[str] | None = None,
+    limit: int = 10,
+    cursor: str | None = None,
+) -> dict[str, Any]:
+    """One page of the tools in `visible` for a request. No query and no filter: an overview.
+
+    Args:
+        visible: the tools the caller may see, sorted by name.
+        index: the search index the query is ranked with.
+        allowed: the names of `visible` when the index also holds tools the caller may not see.
+        query: free text, a tool name or the start of one.
+        categories: only tools in these categories.
+        actions: only tools with these actions.
+        limit: tools per page (at most `MAX_DISCOVER_LIMIT`).
+        cursor: `next_cursor` of the previous page of the same request.
+    """
+    query = (query or "").strip()
+    if not query and not categories and not actions:
+        return overview(visible)
+    known_categories = sorted({d.category for d in visible}) if categories else []
+    unknown = [c for c in categories or () if c not in known_categories]
+    if unknown:
+        raise ToolInputError(
+            f"Unknown categories: {', '.join(safe_text(c, 40) for c in unknown[:5])}. "
+            f"Categories: {', '.join(known_categories)}",
+            field="categories",
+        )
+    signature = hashlib.sha256(
+        json.dumps([query, sorted(categories or ()), sorted(actions or ())]).encode()
+    ).hexdigest()[:8]
+    offset = _decode_cursor(cursor, signature) if cursor else 0
+    limit = max(1, min(limit, MAX_DISCOVER_LIMIT))
+    if query:
+        # The index ranks (exact name, name prefix, then score) and filters.
+        found, total = index.page(
+            query, allowed, categories=categories, actions=actions, offset=offset, limit=limit
+        )
+        page = [d for d, _ in found]  # scores already scaled by each tool's rank_weight
+    else:
+        pool = [
+            d
+            for d in visible
+            if (not categories or d.category in categories) and (not actions or d.action in actions)
+        ]
+        page, total = pool[offset : offset + limit], len(pool)
+    out: dict[str, Any] = {"tools": [_entry(d) for d in page], "total": total}
+    if offset + limit < total:
+        out["next_cursor"] = _encode_cursor(offset + limit, signature)
+    if total:
+        out["next_step"] = "Call get_tool_schema with the chosen tool_name before invoking it."
+        return out
+    out["message"] = "No tool matched." if query else "No tool has that category and action."
+    out["suggestions"] = _suggestions(visible, index, query, known_categories)
+    out["next_step"] = (
+        "Try other words (a verb and an object, e.g. 'delete event'), drop the filters, "
+        "or browse a category with discover_tools(categories=[...])."
+    )
+    return out
+
+
+def _entry(d: ToolDefinition) -> dict[str, Any]:
+    return {
+        "name": d.name,
+        "category": d.category,
+        "action": d.action,
+        "summary": d.summary,
+        "flags": list(d.flags),
+    }
+
+
+def _suggestions(
+    visible: Sequence[ToolDefinition], index: SearchIndex, query: str, known_categories: list[str]
+) -> dict[str, Any]:
+    suggestions: dict[str, Any] = {}
+    if query:
+        close = closest_names(query, [d.name for d in visible])
+        if close:
+            suggestions["close_names"] = close
+        related = sorted({d.category for d, _ in index.search(query, {d.name for d in visible})})
+        if related:
+            suggestions["categories_with_related_tools"] = related[:5]
+    suggestions["categories"] = known_categories or sorted({d.category for d in visible})
+    return suggestions
+
+
+def _encode_cursor(offset: int, signature: str) -> str:
+    return base64.urlsafe_b64encode(f"{offset}:{signature}".encode()).decode().rstrip("=")
+
+
+def _decode_cursor(cursor: str, signature: str) -> int:
+    try:
+        padded = cursor + "=" * (-len(cursor) % 4)
+        offset_text, _, sig = base64.urlsafe_b64decode(padded.encode()).decode().partition(":")
+        offset = int(offset_text)
+    except (ValueError, binascii.Error, UnicodeDecodeError):
+        offset, sig = -1, ""
+    if offset < 0 or sig != signature:
+        raise ToolInputError(
+            "The cursor is not valid for this query; repeat the same query, categories and actions with the "
+            "cursor from its answer, or omit the cursor.",
+            field="cursor",
+        )
+    return offset

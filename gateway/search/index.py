@@ -1,0 +1,302 @@
+"""Ranking of tools for `discover_tools`: exact name, name prefix, then weighted BM25.
+
+Every tool is indexed over everything it says about itself (name split on '_', '.', '-' and
+camelCase, category, action, summary, description, parameter names and descriptions, tags), each
+field with its own weight (BM25F: weighted term frequencies, one length normalisation). Words are
+lowercased, stemmed (Porter) and stop words dropped. A query's verbs also match the action vocabulary
+("remove" finds delete tools), unknown words are corrected to the closest indexed word within one edit
+("calender"), and categories and actions are hard filters. Impacts are computed once at build time,
+so a query only adds numbers. Deterministic: ties break by tool name.
+
+The postings are built in `postings`, scored in `ranking` (pure Python, or one numpy `bincount`
+for a query that touches many postings: the same ranking), blended with embedding similarity by
+`semantic` when the `search` extra is installed, and cached on disk by `cache`.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Collection, Iterable, Sequence
+from os import PathLike
+from pathlib import Path
+from typing import Any
+
+from ..definition import ToolDefinition
+from . import cache
+from .cache import IndexParts, default_cache_dir, fingerprint
+from .postings import ACTION_MARK, field_texts, numpy_available, numpy_module, postings
+from .ranking import MAX_QUERY_CHARS, Ranking
+from .semantic import Vectors, embedder, embedding_text, param_names, semantic_available
+from .text import STOP_WORDS, deletions, query_actions, stem, words
+
+MAX_QUERY_TERMS = 32
+"""At most this many distinct indexed words of a query are scored (its rarest ones)."""
+CACHE_MIN_TOOLS = 2_000
+"""`SearchIndex.load_or_build` builds smaller catalogs directly: that takes well under 0.2 s."""
+
+_SYNONYM_WEIGHT = 0.6
+_TYPO_WEIGHT = 0.7
+_NUMPY_MIN_POSTINGS = 500  # measured crossover: below it numpy's per-call overhead costs more than it saves
+_MAX_CORRECTIONS = 50_000  # remembered typo corrections (words seen in queries) per index
+
+__all__ = ["CACHE_MIN_TOOLS", "MAX_QUERY_TERMS", "SearchIndex", "numpy_available", "rank_names"]
+
+
+def _build(tools: Sequence[ToolDefinition], rows: Sequence[tuple[str, ...]], semantic: bool) -> IndexParts:
+    parts = postings(rows, [d.action for d in tools])
+    if semantic and tools:
+        e = embedder()
+        assert e is not None
+        texts = [embedding_text(d) for d in tools]
+        parts.vectors = e.encode(texts)
+        parts.vocabulary = e.vocabulary(texts)
+    return parts
+
+
+def _want_semantic(semantic: bool | None) -> bool:
+    if semantic is None:
+        return semantic_available()
+    if semantic and not semantic_available():
+        raise ImportError(
+            "the semantic layer needs the 'search' extra: pip install 'metatool-gateway[search]'"
+        )
+    return semantic
+
+
+class SearchIndex(Ranking):
+    """An immutable index over a fixed list of tools.
+
+    Args:
+        tools: the tools to index; their order does not matter (the index sorts them by name).
+        semantic: add embedding similarity to the lexical score (None: when the `search` extra is
+            installed). Lexical matching still decides whether anything matched at all.
+        vectorized: score lexical queries with numpy (None: when numpy is installed and a query
+            touches enough postings to gain from it; the ranking is the same either way).
+    """
+
+    def __init__(
+        self,
+        tools: Iterable[ToolDefinition],
+        *,
+        semantic: bool | None = None,
+        vectorized: bool | None = None,
+    ) -> None:
+        ordered = sorted(tools, key=lambda d: d.name)
+        parts = _build(ordered, [field_texts(d) for d in ordered], _want_semantic(semantic))
+        self._setup(ordered, parts, vectorized)
+
+    @classmethod
+    def load_or_build(
+        cls,
+        tools: Iterable[ToolDefinition],
+        cache_dir: str | PathLike[str] | None = None,
+        *,
+        semantic: bool | None = None,
+        vectorized: bool | None = None,
+        min_tools: int = CACHE_MIN_TOOLS,
+    ) -> SearchIndex:
+        """The index of `tools`, from the disk cache when the same text was indexed before.
+
+        The cache key is a fingerprint of every tool's searchable text and the engine version, so
+        any change to a tool builds (and caches) a new index. A catalog smaller than `min_tools` is
+        built directly. A cache that cannot be read or written costs a build, never an error.
+
+        Args:
+            tools: the tools to index.
+            cache_dir: where cached indexes live (None: `default_cache_dir()`, the user's cache).
+            semantic: as for `SearchIndex`.
+            vectorized: as for `SearchIndex`.
+            min_tools: catalogs with fewer tools are not cached.
+        """
+        ordered = sorted(tools, key=lambda d: d.name)
+        semantic = _want_semantic(semantic)
+        if len(ordered) < min_tools:
+            return cls(ordered, semantic=semantic, vectorized=vectorized)
+        rows = [field_texts(d) for d in ordered]
+        # The embedding also reads parameter names; a lazy model's stand-in (its search text) is
+        # already in the row.
+        keyed = (
+            (row if d.is_lazy else (*row, param_names(d)) for row, d in zip(rows, ordered, strict=True))
+            if semantic
+            else rows
+        )
+        model = embedder() if semantic else None
+        key = fingerprint(keyed, semantic, model.model_id if model is not None else "")
+        directory = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+        parts = cache.load(directory, key, len(ordered))
+        if parts is None or (model is not None and not model.fits(parts.vectors, parts.vocabulary)):
+            parts = _build(ordered, rows, semantic)
+            cache.save(directory, key, len(ordered), parts)
+        index = cls.__new__(cls)
+        index._setup(ordered, parts, vectorized)
+        return index
+
+    def _setup(self, tools: list[ToolDefinition], parts: IndexParts, vectorized: bool | None) -> None:
+        self._tools = tools
+        self._names = [d.name for d in tools]
+        self._position = {name: i for i, name in enumerate(self._names)}
+        self._terms = dict(zip(parts.terms, range(len(parts.terms)), strict=True))
+        self._starts, self._ids, self._impacts = parts.starts, parts.ids, parts.impacts
+        self._category = [d.category for d in tools]
+        self._action = [d.action for d in tools]
+        # Each score is scaled by its tool's rank_weight before anything is ranked, so a page holds
+        # the same tools whatever its size; None when every weight is 1 (nothing to scale).
+        weights = [d.rank_weight for d in tools]
+        self._weights: list[float] | None = weights if any(w != 1.0 for w in weights) else None
+        self._typo_map: dict[str, tuple[str, ...]] | None = None
+        self._corrections: dict[str, str | None] = {}
+        self._codes: dict[str, tuple[dict[str, int], Any]] = {}
+        np = numpy_module() if vectorized is not False else None
+        if vectorized and np is None:
+            raise ImportError("vectorized scoring needs numpy: pip install 'metatool-gateway[fast]'")
+        self._np: Any = np
+        self._numpy_min = 0 if vectorized else _NUMPY_MIN_POSTINGS
+        self._vectors = None if parts.vectors is None else Vectors(parts.vectors, parts.vocabulary)
+        if self._vectors is not None:
+            np = self._np = numpy_module()
+        if np is not None:
+            self._np_ids = np.frombuffer(self._ids, dtype=np.uint32) if self._ids else np.zeros(0, np.uint32)
+            self._np_impacts = (
+                np.frombuffer(self._impacts, dtype=np.float32) if self._impacts else np.zeros(0, np.float32)
+            )
+            self._np_weights = None if self._weights is None else np.asarray(self._weights, dtype=np.float64)
+
+    @property
+    def semantic(self) -> bool:
+        """Whether this index blends embedding similarity into its scores."""
+        return self._vectors is not None
+
+    # -- query side --------------------------------------------------------------------------------
+
+    def _df(self, term: str) -> int:
+        t = self._terms[term]
+        return self._starts[t + 1] - self._starts[t]
+
+    def _correct(self, token: str) -> str | None:
+        """The indexed word one edit away from `token` (the most frequent, then the first by spelling)."""
+        if token in self._corrections:
+            return self._corrections[token]
+        if self._typo_map is None:
+            typo_map: dict[str, list[str]] = {}
+            for term in self._terms:
+                if len(term) >= 4 and term.isalpha():
+                    for variant in deletions(term) | {term}:
+                        typo_map.setdefault(variant, []).append(term)
+            self._typo_map = {k: tuple(v) for k, v in typo_map.items()}
+        candidates: set[str] = set()
+        for variant in deletions(token) | {token}:
+            candidates.update(self._typo_map.get(variant, ()))
+        candidates.discard(token)
+        best = min(candidates, key=lambda t: (-self._df(t), t)) if candidates else None
+        if len(self._corrections) >= _MAX_CORRECTIONS:
+            self._corrections.clear()
+        self._corrections[token] = best
+        return best
+
+    def query_terms(self, query: str) -> dict[str, float]:
+        """The weighted index terms a query looks for: its words, typo corrections and action concepts."""
+        raw = words(query[:MAX_QUERY_CHARS])
+        terms: dict[str, float] = {}
+        # Each distinct word once (a long request repeats its words), counted by its occurrences.
+        for word, count in Counter(w for w in raw if w not in STOP_WORDS).items():
+            token = stem(word)
+            weight = 1.0
+            if token not in self._terms and 4 <= len(token) <= 24 and token.isalpha():
+                # The stem of a misspelt word can be further from the right stem than the word itself.
+                corrected = self._correct(token) or self._correct(word)
+                if corrected is not None:
+                    token, weight = corrected, _TYPO_WEIGHT
+            terms[token] = terms.get(token, 0.0) + weight * count
+        for action in query_actions(raw):
+            terms[ACTION_MARK + action] = _SYNONYM_WEIGHT
+            stemmed = stem(action)
+            if stemmed not in terms:
+                terms[stemmed] = _SYNONYM_WEIGHT
+        known = {t: w for t, w in terms.items() if t in self._terms}
+        if len(known) > MAX_QUERY_TERMS:
+            # A very long request keeps its rarest (most telling) words: bounded work for any input.
+            rarest = sorted(known, key=lambda t: (self._df(t), t))[:MAX_QUERY_TERMS]
+            known = {t: known[t] for t in rarest}
+        # A repeated word counts, but less than linearly.
+        return {t: math.sqrt(w) if w > 1 else w for t, w in known.items()}
+
+    def _name_hits(self, query: str) -> list[int]:
+        """Tools named exactly like the query, then tools whose name starts with it, by name."""
+        key = query.strip().lower()
+        if not key or len(key) > 64 or not re.fullmatch(r"[a-z0-9_]+", key):
+            return []
+        start = self._bisect(key)
+        hits = []
+        for i in range(start, len(self._names)):
+            if not self._names[i].startswith(key):
+                break
+            hits.append(i)
+        return hits  # sorted by name, and the exact name sorts first
+
+    def _bisect(self, key: str) -> int:
+        lo, hi = 0, len(self._names)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if self._names[mid] < key:
+                lo = mid + 1
+            else:
+                hi = mid
+        return lo
+
+    def search(
+        self,
+        query: str,
+        allowed: Collection[str] | None = None,
+        *,
+        categories: Collection[str] | None = None,
+        actions: Collection[str] | None = None,
+        limit: int | None = None,
+    ) -> list[tuple[ToolDefinition, float]]:
+        """Tools matching `query`, best first.
+
+        An exact name comes first, then names starting with the query, then the rest by score; ties
+        break by name. `allowed` (names), `categories` and `actions` are hard filters.
+
+        Args:
+            query: free text, a tool name or the start of one.
+            allowed: only these tool names may be returned (None: any).
+            categories: only tools in these categories (None or empty: any).
+            actions: only tools with these actions (None or empty: any).
+            limit: return at most this many (None: every match).
+        """
+        hits, _ = self.page(query, allowed, categories=categories, actions=actions, limit=limit)
+        return hits
+
+    def page(
+        self,
+        query: str,
+        allowed: Collection[str] | None = None,
+        *,
+        categories: Collection[str] | None = None,
+        actions: Collection[str] | None = None,
+        offset: int = 0,
+        limit: int | None = None,
+    ) -> tuple[list[tuple[ToolDefinition, float]], int]:
+        """One page of `search`, and the exact number of matches in all pages."""
+        terms = [(self._terms[t], w) for t, w in self.query_terms(query).items()]
+        names = self._name_hits(query)
+        depth = None if limit is None else offset + limit
+        filtered = allowed is not None or bool(categories) or bool(actions)
+        if self._np is not None and (
+            (terms and self._vectors is not None)
+            or sum(self._starts[t + 1] - self._starts[t] for t, _ in terms) >= self._numpy_min
+        ):
+            mask = self._mask(allowed, categories, actions) if filtered else None
+            ids, scores, total = self._page_numpy(query, terms, names, mask, depth)
+        else:
+            keep = self._filter(allowed, categories, actions) if filtered else None
+            ids, scores, total = self._page_python(query, terms, names, keep, depth)
+        tools = self._tools
+        return [(tools[i], s) for i, s in zip(ids[offset:depth], scores[offset:depth], strict=True)], total
+
+
+def rank_names(index: SearchIndex, query: str, names: Sequence[str]) -> list[str]:
+    """Names from `names` ranked for `query` (those that do not match are dropped)."""
+    return [d.name for d, _ in index.search(query, set(names))]

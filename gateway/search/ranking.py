@@ -1,0 +1,211 @@
+"""Scoring and paging over the postings: a pure-Python loop, or one numpy `bincount`.
+
+Both paths take each tool's sum in term order, so they rank alike. Filters (allowed names,
+categories, actions) apply before counting, and only the best `depth` tools are sorted; ties break
+by tool id, and ids follow names.
+"""
+
+from __future__ import annotations
+
+import heapq
+from array import array
+from collections.abc import Callable, Collection
+from typing import Any
+
+from .semantic import Vectors
+
+MAX_QUERY_CHARS = 4096
+"""Longer queries are cut here: no request for a tool needs more, and a hostile one costs no more."""
+
+
+class Ranking:
+    """The scoring half of `SearchIndex`: it reads the arrays `SearchIndex` sets up."""
+
+    _names: list[str]
+    _position: dict[str, int]
+    _starts: array[int]
+    _ids: array[int]
+    _impacts: array[float]
+    _category: list[str]
+    _action: list[str]
+    _weights: list[float] | None
+    _codes: dict[str, tuple[dict[str, int], Any]]
+    _np: Any
+    _np_ids: Any
+    _np_impacts: Any
+    _np_weights: Any
+    _vectors: Vectors | None
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+    def _page_python(
+        self,
+        query: str,
+        terms: list[tuple[int, float]],
+        names: list[int],
+        keep: Callable[[int], bool] | None,
+        depth: int | None,
+    ) -> tuple[list[int], list[float], int]:
+        scores: dict[int, float] = {}
+        get = scores.get
+        starts, all_ids, all_impacts = self._starts, self._ids, self._impacts
+        for t, weight in terms:
+            ids, impacts = all_ids[starts[t] : starts[t + 1]], all_impacts[starts[t] : starts[t + 1]]
+            if not scores and weight == 1.0:
+                scores = dict(zip(ids, impacts, strict=True))
+                get = scores.get
+            elif weight == 1.0:
+                for i, impact in zip(ids, impacts, strict=True):
+                    scores[i] = get(i, 0.0) + impact
+            else:
+                for i, impact in zip(ids, impacts, strict=True):
+                    scores[i] = get(i, 0.0) + impact * weight
+        if self._weights is not None:
+            weights = self._weights
+            scores = {i: s * weights[i] for i, s in scores.items()}
+        if names:
+            top = max(scores.values(), default=0.0) + 1.0
+            exact = self._names[names[0]] == query.strip().lower()
+            for rank, i in enumerate(names):
+                scores[i] = top * (2.0 if rank == 0 and exact else 1.0) + 1e-9
+        if keep is not None:
+            scores = {i: s for i, s in scores.items() if keep(i)}
+        total = len(scores)
+        if depth is not None and depth <= 0:
+            ordered = []
+        elif depth is None or depth >= total:
+            ordered = sorted(scores, key=lambda i: (-scores[i], i))
+        else:
+            # Only the best `depth` are sorted; every tool tied with the last one is kept,
+            # so ties still break by name (ids follow names).
+            floor = heapq.nlargest(depth, scores.values())[-1]
+            ordered = sorted((i for i, s in scores.items() if s >= floor), key=lambda i: (-scores[i], i))
+        return ordered, [scores[i] for i in ordered], total
+
+    def _page_numpy(
+        self, query: str, terms: list[tuple[int, float]], names: list[int], mask: Any, depth: int | None
+    ) -> tuple[list[int], list[float], int]:
+        np = self._np
+        n = len(self._names)
+        tier: Any = None
+        if terms:
+            starts = self._starts
+            ranges = [(starts[t], starts[t + 1]) for t, _ in terms]
+            # One bincount: each tool's sum is taken in term order, as the pure-Python loop does.
+            postings = np.concatenate([self._np_ids[a:b] for a, b in ranges])
+            impacts = np.concatenate(
+                [
+                    np.multiply(self._np_impacts[a:b], w, dtype=np.float64)
+                    for (a, b), (_, w) in zip(ranges, terms, strict=True)
+                ]
+            )
+            lexical = np.bincount(postings, weights=impacts, minlength=n)
+            if self._vectors is not None:
+                ids, scores, tier = self._vectors.blend(query[:MAX_QUERY_CHARS], lexical, mask, depth)
+            else:
+                ids = np.flatnonzero(lexical)
+                scores = lexical[ids]
+            if self._np_weights is not None:
+                scores = scores * self._np_weights[ids]
+        else:
+            ids, scores = np.zeros(0, dtype=np.intp), np.zeros(0)
+        if names:
+            top = (float(scores.max()) if len(scores) else 0.0) + 1.0
+            exact = self._names[names[0]] == query.strip().lower()
+            named = np.asarray(names, dtype=np.intp)
+            merged = np.union1d(ids, named)
+            values = np.zeros(len(merged))
+            values[np.searchsorted(merged, ids)] = scores
+            values[np.searchsorted(merged, named)] = top + 1e-9
+            if exact:
+                values[np.searchsorted(merged, named[0])] = top * 2.0 + 1e-9
+            if tier is not None:
+                tiers = np.zeros(len(merged), dtype=np.int8)
+                tiers[np.searchsorted(merged, ids)] = tier
+                tiers[np.searchsorted(merged, named)] = 0
+                tier = tiers
+            ids, scores = merged, values
+        if mask is not None:
+            keep = mask[ids]
+            ids, scores = ids[keep], scores[keep]
+            tier = None if tier is None else tier[keep]
+        total = len(ids)
+        if tier is None or not tier.any():
+            ordered, ordered_scores = self._top(ids, scores, depth)
+            return ordered, ordered_scores, total
+        # Tools scored exactly rank before those ranked on an approximation (large hybrid catalogs).
+        first = tier == 0
+        head, head_scores = self._top(ids[first], scores[first], depth)
+        if depth is None or len(head) < depth:
+            tail, tail_scores = self._top(
+                ids[~first], scores[~first], None if depth is None else depth - len(head)
+            )
+            head, head_scores = head + tail, head_scores + tail_scores
+        return head, head_scores, total
+
+    def _top(self, ids: Any, scores: Any, depth: int | None) -> tuple[list[int], list[float]]:
+        """The best `depth` of `ids` by score, ties by id (ids follow names)."""
+        np = self._np
+        if depth is not None and depth <= 0:
+            return [], []
+        if depth is not None and depth < len(ids):
+            floor = np.partition(scores, len(scores) - depth)[len(scores) - depth]
+            keep = scores >= floor
+            ids, scores = ids[keep], scores[keep]
+        order = np.lexsort((ids, -scores))[:depth]
+        return ids[order].tolist(), scores[order].tolist()
+
+    def _filter(
+        self,
+        allowed: Collection[str] | None,
+        categories: Collection[str] | None,
+        actions: Collection[str] | None,
+    ) -> Callable[[int], bool]:
+        names = self._names
+        allowed_set = (
+            None if allowed is None else (allowed if isinstance(allowed, (set, frozenset)) else set(allowed))
+        )
+        cats = set(categories) if categories else None
+        acts = set(actions) if actions else None
+        category, action = self._category, self._action
+
+        def keep(i: int) -> bool:
+            return (
+                (allowed_set is None or names[i] in allowed_set)
+                and (cats is None or category[i] in cats)
+                and (acts is None or action[i] in acts)
+            )
+
+        return keep
+
+    def _mask(
+        self,
+        allowed: Collection[str] | None,
+        categories: Collection[str] | None,
+        actions: Collection[str] | None,
+    ) -> Any:
+        """The filters as a boolean array over the tools."""
+        np = self._np
+        mask = np.ones(len(self._names), dtype=bool)
+        for kind, values, column in (
+            ("category", categories, self._category),
+            ("action", actions, self._action),
+        ):
+            if values:
+                if kind not in self._codes:
+                    code: dict[str, int] = {}
+                    self._codes[kind] = (
+                        code,
+                        np.fromiter(
+                            (code.setdefault(v, len(code)) for v in column), dtype=np.int32, count=len(column)
+                        ),
+                    )
+                code, codes = self._codes[kind]
+                mask &= np.isin(codes, [code[v] for v in values if v in code])
+        if allowed is not None:
+            position = self._position
+            chosen = np.zeros(len(self._names), dtype=bool)
+            chosen[np.fromiter((position[a] for a in allowed if a in position), dtype=np.intp)] = True
+            mask &= chosen
+        return mask

@@ -1,0 +1,99 @@
+"""The house as docs/architecture.md draws it: rooms, import rules, the public API, module sizes."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import re
+from pathlib import Path
+
+import pytest
+from importlinter.application.use_cases import lint_imports
+from importlinter.configuration import configure
+
+import gateway
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+ARCHITECTURE = (ROOT / "docs" / "architecture.md").read_text()
+MAX_LINES = 400
+# A module past MAX_LINES says why at its top, in a sentence that starts like this.
+LONG_MODULE_REASON = "Longer than 400 lines because"
+
+_IMPORT = re.compile(r"^\s*from ((?:gateway|services)(?:\.\w+)*) import (?:\(([^)]*)\)|([\w, ]+)$)", re.M)
+_DOTTED = re.compile(r"`((?:gateway|services)(?:\.\w+)+)`")
+
+
+def _modules() -> list[Path]:
+    return sorted(p for top in ("gateway", "services") for p in (ROOT / top).rglob("*.py"))
+
+
+def _resolve(dotted: str) -> object:
+    """The module or attribute a dotted path names (the longest importable prefix, then attributes)."""
+    parts = dotted.split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            found: object = importlib.import_module(".".join(parts[:cut]))
+        except ModuleNotFoundError:
+            continue
+        for attribute in parts[cut:]:
+            found = getattr(found, attribute)
+        return found
+    raise ModuleNotFoundError(dotted)
+
+
+def test_import_rules_hold(capsys: pytest.CaptureFixture[str]) -> None:
+    configure()
+    kept = lint_imports(config_filename=str(ROOT / "pyproject.toml"), cache_dir=None, no_logo=True)
+    report = capsys.readouterr().out
+    assert kept, report
+    contracts = re.findall(r"^(.+?) KEPT$", report, re.M)
+    assert len(contracts) >= 10, report  # every contract of pyproject.toml ran
+
+
+def test_every_public_name_imports() -> None:
+    for name in gateway.__all__:
+        assert getattr(gateway, name) is not None, name
+
+
+def test_every_import_and_dotted_path_in_the_docs_resolves() -> None:
+    checked = []
+    for page in DOCS:
+        text = page.read_text()
+        for module, grouped, names in _IMPORT.findall(text):
+            for name in filter(None, (n.strip() for n in (grouped or names).replace("\n", ",").split(","))):
+                _resolve(f"{module}.{name}")
+                checked.append(f"{module}.{name}")
+        for dotted in _DOTTED.findall(text):
+            _resolve(dotted)
+            checked.append(dotted)
+    assert "gateway.filetools.FileTools" in checked  # the parser saw the pages' imports
+    assert len(checked) >= 10
+
+
+def test_modules_past_the_size_mark_say_why_at_their_top() -> None:
+    long = []
+    for path in _modules():
+        text = path.read_text()
+        if text.count("\n") > MAX_LINES:
+            docstring = ast.get_docstring(ast.parse(text)) or ""
+            if LONG_MODULE_REASON not in docstring:
+                long.append(str(path.relative_to(ROOT)))
+    assert not long, f"split these modules by concern, or say at their top why not: {long}"
+
+
+def test_each_room_says_what_it_owns_and_what_it_may_import() -> None:
+    rooms = sorted(p.parent for p in (ROOT / "gateway").glob("*/__init__.py"))
+    assert {p.name for p in rooms} >= {"adapters", "agent", "cli", "filetools", "fronting", "search"}
+    for room in rooms:
+        docstring = ast.get_docstring(ast.parse((room / "__init__.py").read_text())) or ""
+        assert "import" in docstring, f"{room.name}/__init__.py: say what the room may import"
+        assert f"`gateway/{room.name}/`" in ARCHITECTURE, (
+            f"docs/architecture.md does not describe {room.name}"
+        )
+
+
+def test_the_architecture_page_names_every_core_module() -> None:
+    core = sorted(p.stem for p in (ROOT / "gateway").glob("*.py") if p.stem != "__init__")
+    missing = [name for name in core if f"`{name}.py`" not in ARCHITECTURE]
+    assert not missing, f"docs/architecture.md does not place: {missing}"
