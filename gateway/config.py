@@ -63,15 +63,17 @@ class ConfirmationSettings(_Section):
     mode: Literal["host", "model", "deny"] = "host"
     ttl_seconds: float = Field(300.0, gt=0)
     # Where pending confirmations live: one process (memory), processes on one machine (sqlite),
-    # several machines (redis). Processes sharing a store must share `secret` too.
-    store: Literal["memory", "sqlite", "redis"] = "memory"
+    # several machines (redis). Processes sharing a store must share `secret` too. "auto": a served
+    # gateway and `gateway pending/approve/deny` share a SQLite store in the data directory, with a
+    # secret generated there; every other command keeps its confirmations in memory.
+    store: Literal["auto", "memory", "sqlite", "redis"] = "auto"
     path: Path | None = None
     redis_url: str = "redis://127.0.0.1:6379/0"
     secret: SecretStr | None = Field(None, min_length=32)
 
     @model_validator(mode="after")
     def _shared_store_has_a_shared_secret(self) -> ConfirmationSettings:
-        if self.store != "memory" and self.secret is None:
+        if self.store in ("sqlite", "redis") and self.secret is None:
             raise ValueError(
                 f"store {self.store!r} is shared between processes, so they need the same secret: "
                 "set GATEWAY_CONFIRMATION_SECRET (32 characters or more) in each"

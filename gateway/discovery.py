@@ -45,7 +45,6 @@ def overview(tools: Sequence[ToolDefinition]) -> dict[str, Any]:
 def discover(
     visible: Sequence[ToolDefinition],
     index: SearchIndex,
-    allowed: Collection[str] | None,
     *,
     query: str | None = None,
     categories: Collection[str] | None = None,
@@ -57,8 +56,8 @@ def discover(
 
     Args:
         visible: the tools the caller may see, sorted by name.
-        index: the search index the query is ranked with.
-        allowed: the names of `visible` when the index also holds tools the caller may not see.
+        index: the search index of exactly the tools in `visible`: a tool the caller may not see
+            must not change a ranking, a total or whether anything matched.
         query: free text, a tool name or the start of one.
         categories: only tools in these categories.
         actions: only tools with these actions.
@@ -83,9 +82,7 @@ def discover(
     limit = max(1, min(limit, MAX_DISCOVER_LIMIT))
     if query:
         # The index ranks (exact name, name prefix, then score) and filters.
-        found, total = index.page(
-            query, allowed, categories=categories, actions=actions, offset=offset, limit=limit
-        )
+        found, total = index.page(query, categories=categories, actions=actions, offset=offset, limit=limit)
         page = [d for d, _ in found]  # scores already scaled by each tool's rank_weight
     else:
         pool = [
@@ -127,7 +124,7 @@ def _suggestions(
         close = closest_names(query, [d.name for d in visible])
         if close:
             suggestions["close_names"] = close
-        related = sorted({d.category for d, _ in index.search(query, {d.name for d in visible})})
+        related = sorted({d.category for d, _ in index.search(query)})
         if related:
             suggestions["categories_with_related_tools"] = related[:5]
     suggestions["categories"] = known_categories or sorted({d.category for d in visible})

@@ -12,7 +12,7 @@ import logging
 import math
 import os
 import time
-from collections.abc import Awaitable, Collection, Mapping
+from collections.abc import Awaitable, Collection, Iterable, Mapping
 from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -42,6 +42,7 @@ log = logging.getLogger("gateway")
 T = TypeVar("T")
 
 DEFAULT_TIMEOUT_SECONDS = 60.0
+_MAX_PARTIAL_INDEXES = 8  # indexes of visible sets narrower than the catalog, kept at once
 MAX_PARAMETER_BYTES = 100_000
 
 
@@ -105,6 +106,7 @@ class Gateway:
         self.meta = build_meta_catalog(self)
         self._index: tuple[int, SearchIndex] | None = None
         self._visible: dict[tuple[int, Principal], tuple[ToolDefinition, ...]] = {}
+        self._partial: dict[int, tuple[tuple[str, ...], SearchIndex]] = {}
 
     # -- what a principal may see -------------------------------------------------
 
@@ -126,15 +128,35 @@ class Gateway:
             return None
         return d
 
-    def index(self) -> SearchIndex:
+    def index(self, principal: Principal | None = None) -> SearchIndex:
+        """The search index over the tools `principal` may see (None: the whole catalog).
+
+        Every step of ranking sees only those tools: their words, their statistics, whether anything
+        matched and how many did. A principal who sees every tool shares the catalog's index;
+        others get an index of their own visible set, kept for the few sets in use.
+        """
         if self._index is None or self._index[0] != self.catalog.version:
-            cache = self.search_cache_dir
-            if cache is False:
-                built = SearchIndex(self.catalog)
-            else:  # a large catalog's index comes from the disk cache when its text is unchanged
-                built = SearchIndex.load_or_build(self.catalog, cache)
-            self._index = (self.catalog.version, built)
-        return self._index[1]
+            self._index = (self.catalog.version, self._build_index(self.catalog))
+            self._partial.clear()
+        if principal is None:
+            return self._index[1]
+        visible = self.visible(principal)
+        if len(visible) == len(self.catalog):
+            return self._index[1]
+        key = hash(tuple(d.name for d in visible))
+        found = self._partial.pop(key, None)
+        if found is None or found[0] != tuple(d.name for d in visible):
+            found = (tuple(d.name for d in visible), self._build_index(visible))
+        self._partial[key] = found  # most recently used last
+        while len(self._partial) > _MAX_PARTIAL_INDEXES:
+            del self._partial[next(iter(self._partial))]
+        return found[1]
+
+    def _build_index(self, tools: Iterable[ToolDefinition]) -> SearchIndex:
+        if self.search_cache_dir is False:
+            return SearchIndex(tools)
+        # A large catalog's index comes from the disk cache when its text is unchanged.
+        return SearchIndex.load_or_build(tools, self.search_cache_dir)
 
     def unknown_tool(self, name: str, principal: Principal) -> UnknownTool:
         names = [d.name for d in self.visible(principal)]
@@ -161,13 +183,9 @@ class Gateway:
         cursor: str | None = None,
     ) -> dict[str, Any]:
         """Find tools: filter by category and action, rank by query. No arguments: an overview."""
-        visible = self.visible(principal)
-        # A principal who sees every tool needs no name filter.
-        allowed = None if len(visible) == len(self.catalog) else {d.name for d in visible}
         return discovery.discover(
-            visible,
-            self.index(),
-            allowed,
+            self.visible(principal),
+            self.index(principal),
             query=query,
             categories=categories,
             actions=actions,

@@ -13,12 +13,15 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import sqlite3
 import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
+
+from pydantic import SecretStr
 
 from .confirmation import ConfirmationStore, MemoryConfirmationStore, Record, State
 from .context import PendingConfirmation
@@ -28,6 +31,8 @@ if TYPE_CHECKING:
     from .config import Settings
 
 KEEP_AFTER_EXPIRY_SECONDS = 3600.0
+SECRET_FILE = "confirmation-secret"
+"""In the data directory: the secret of the "auto" store, generated on first use, readable by its owner only."""
 _STATES: frozenset[str] = frozenset({"pending", "approved", "denied", "used"})
 
 
@@ -197,13 +202,62 @@ class RedisConfirmationStore:
 
 
 def open_store(settings: Settings) -> ConfirmationStore:
-    """The confirmation store the settings name; close it with `close_store`."""
+    """The confirmation store the settings name ("auto" not made concrete: memory); close it with `close_store`."""
     kind = settings.confirmation.store
     if kind == "sqlite":
         return SqliteConfirmationStore(settings.confirmation_path)
     if kind == "redis":
         return RedisConfirmationStore(settings.confirmation.redis_url)
     return MemoryConfirmationStore()
+
+
+def resolve_auto_store(settings: Settings, *, shared: bool) -> Settings:
+    """`confirmation.store = "auto"` made concrete for one command.
+
+    Shared (a served gateway, and the commands that answer for one): a SQLite store in the data
+    directory, with the configured secret or one generated there on first use, so a pending call
+    can be approved from another terminal on the same machine with no configuration. Otherwise
+    (one process that asks, or is asked, itself): in memory. An explicit store is left as it is.
+    """
+    confirmation = settings.confirmation
+    if confirmation.store != "auto":
+        return settings
+    if not shared:
+        return settings.model_copy(
+            update={"confirmation": confirmation.model_copy(update={"store": "memory"})}
+        )
+    secret = confirmation.secret or SecretStr(local_secret(settings.data_dir))
+    concrete = confirmation.model_copy(update={"store": "sqlite", "secret": secret})
+    return settings.model_copy(update={"confirmation": concrete})
+
+
+def local_secret(data_dir: Path) -> str:
+    """The secret in `data_dir`, made (mode 0600) when there is none yet.
+
+    Raises:
+        UserError: the file is readable by others, too short, or cannot be read or made.
+    """
+    path = data_dir / SECRET_FILE
+    try:
+        data_dir.mkdir(parents=True, exist_ok=True)
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            pass
+        else:
+            with os.fdopen(fd, "w") as out:
+                out.write(secrets.token_hex(32) + "\n")
+        if path.stat().st_mode & 0o077:
+            raise UserError(f"{path} is readable by other users: run chmod 600 {path}")
+        secret = path.read_text().strip()
+    except OSError as exc:
+        raise UserError(
+            f"cannot keep the confirmation secret in {path}: {exc.strerror or exc}; "
+            "set [confirmation] secret or GATEWAY_CONFIRMATION_SECRET instead"
+        ) from None
+    if len(secret) < 32:
+        raise UserError(f"{path} holds a secret shorter than 32 characters: delete it to make a new one")
+    return secret
 
 
 def close_store(store: ConfirmationStore) -> None:

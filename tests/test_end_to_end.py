@@ -112,3 +112,28 @@ def test_the_demo_command_walks_discover_schema_invoke_and_the_gate(
     assert out.count(">>> discover_tools") >= 4
     assert ">>> get_tool_schema" in out and ">>> invoke_tool" in out
     assert "confirmation_required" in out and "--- host: the user approves" in out
+
+
+def _tree(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_the_demo_never_touches_the_configured_backend_or_the_users_data(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Configured for Google, with a workspace of the user's own: the demo runs, and leaves both alone."""
+    data = tmp_path / "data"
+    config = tmp_path / "config.toml"
+    config.write_text(f'backend = "google"\ndata_dir = "{data}"\ntimezone = "Europe/Berlin"\n')
+    monkeypatch.delenv("GATEWAY_DATA_DIR", raising=False)
+    user = load_settings(overrides={"data_dir": str(data)}, environ={})
+    with open_gateway(user, clock=clock) as gw:  # the user's workspace, with a task of their own
+        assert run_sync(gw.invoke("tasks_create_task", {"title": "Call the bank"})).ok
+    before = _tree(data)
+    for _ in range(2):
+        assert main(["demo", "--config", str(config)]) == 0
+        out = capsys.readouterr().out
+        first = out.splitlines()[0]
+        assert "throw-away local workspace" in first and "not touched" in first
+        assert "--- host: the user approves" in out  # the demo still plays its destructive call
+    assert _tree(data) == before  # no demo task, no audit line, nothing changed

@@ -25,6 +25,7 @@ import hmac
 import json
 import logging
 import os
+import shlex
 import signal
 import socket
 import sys
@@ -43,12 +44,13 @@ from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from mcp.server.stdio import stdio_server
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from ..config import APP_NAME, Settings
+from ..config import APP_NAME, Settings, default_data_dir
 from ..context import PendingConfirmation, Principal, ToolContext, ToolResult
 from ..engine import Gateway
 from ..errors import UserError
 from ..rendering import safe_text
 from ..runtime import open_gateway, principal_from
+from ..stores import resolve_auto_store
 from . import mcp
 
 log = logging.getLogger("gateway.mcp")
@@ -275,8 +277,13 @@ def serve(
     port: int | None = None,
     environ: Mapping[str, str] | None = None,
 ) -> int:
-    """Serve until stopped (end of stdin, or SIGINT/SIGTERM for HTTP). Returns the exit status."""
+    """Serve until stopped (end of stdin, or SIGINT/SIGTERM for HTTP). Returns the exit status.
+
+    With the default confirmation store ("auto"), pending calls live in a SQLite file in the data
+    directory, so `gateway pending` and `gateway approve ID` answer them from another terminal.
+    """
     transport = transport or settings.serve.transport
+    settings = resolve_auto_store(settings, shared=True)
     digests = (
         token_digests(settings, os.environ if environ is None else environ) if transport == "http" else {}
     )
@@ -290,6 +297,8 @@ def serve(
         gw.index()  # build the search index now, not in the first client's discover_tools call
         server = build_server(gw, settings, transport=transport)
         if transport == "stdio":
+            if (hint := approval_hint(settings)) is not None:
+                print(hint, file=sys.stderr, flush=True)
             anyio.run(_serve_stdio, server)
         else:
             anyio.run(_serve_http, server, settings, host or settings.serve.host, port, digests)
@@ -298,6 +307,21 @@ def serve(
 
 def _exit(signum: int, frame: object) -> None:
     raise SystemExit(0)
+
+
+def approval_hint(settings: Settings) -> str | None:
+    """How the host approves a destructive call from another terminal (None: nothing to approve there)."""
+    if settings.confirmation.mode != "host" or settings.confirmation.store == "memory":
+        return None
+    flag = (
+        ""
+        if settings.data_dir == default_data_dir()
+        else f" --data-dir {shlex.quote(str(settings.data_dir))}"
+    )
+    return (
+        f"gateway: destructive calls wait for approval: `gateway pending{flag}` lists them, "
+        f"`gateway approve ID{flag}` or `gateway deny ID{flag}` answers (with this server's configuration)"
+    )
 
 
 async def _serve_stdio(server: Server[Any]) -> None:
@@ -336,4 +360,6 @@ async def _serve_http(
         )
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")
     print(f"gateway: serving MCP on {url}", file=sys.stderr, flush=True)
+    if (hint := approval_hint(settings)) is not None:
+        print(hint, file=sys.stderr, flush=True)
     await uvicorn.Server(config).serve(sockets=[sock])

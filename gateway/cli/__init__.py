@@ -24,6 +24,7 @@ from ..context import ToolContext
 from ..engine import run_sync
 from ..errors import UserError
 from ..runtime import open_gateway, principal_from
+from ..stores import resolve_auto_store
 from . import approvals, chat, commands, demo
 from .output import print_result
 from .parser import build_parser, settings_from
@@ -41,14 +42,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             return serve(settings, transport=args.transport, host=args.host, port=args.port)
         if args.command == "tools" and args.verb == "new":
             return commands.tools_new(settings, args)
+        if args.command == "demo":
+            return demo.run(settings)
         if args.command == "auth":
             return commands.auth(settings, args)
-        if args.command in ("pending", "approve", "deny") and settings.confirmation.store == "memory":
-            raise UserError(
-                "confirmation.store is 'memory': a pending call lives only in the process that asked for "
-                "it. Set confirmation.store to sqlite (or redis) and a secret in the serving gateway's "
-                "configuration to approve from here (docs/mcp.md)"
-            )
+        if args.command in ("pending", "approve", "deny"):
+            if settings.confirmation.store == "memory":
+                raise UserError(
+                    "confirmation.store is 'memory': a pending call lives only in the process that asked "
+                    "for it. Use the default store ('auto', a served gateway's data directory) or sqlite "
+                    "or redis with a secret, as the serving gateway does (docs/mcp.md)"
+                )
+            settings = resolve_auto_store(settings, shared=True)
         approver = approvals.terminal_approver(args.yes) if args.command == "invoke" else None
         with open_gateway(settings, approver=approver) as gw:
             ctx = ToolContext(principal=principal_from(settings), session_id="cli")
@@ -70,7 +75,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 return commands.tools_check(gw, settings, args)
             if args.command == "tools":
                 return commands.tool_definitions(gw, args.format)
-            return demo.play(gw, ctx)
+            raise AssertionError(f"unhandled command {args.command!r}")
     except UserError as exc:
         print(f"gateway: {exc}", file=sys.stderr)
         return 2

@@ -1,13 +1,23 @@
-"""`gateway demo`: an agent-shaped session played on the workspace, one request at a time."""
+"""`gateway demo`: an agent-shaped session, played on a throw-away local workspace.
+
+The demo approves its own destructive call (it plays the user, too), so it never runs on the
+configured backend or data: whatever the configuration says (Google, another data directory,
+fronted servers, tools directories), it opens the workspace catalog alone on a new local workspace
+in a temporary directory, seeded with demo data, and deletes it at the end.
+"""
 
 from __future__ import annotations
 
 import json
+import tempfile
+from pathlib import Path
 from typing import Any
 
+from ..config import AuditSettings, ConfirmationSettings, PolicySettings, Settings
 from ..context import ToolContext, ToolResult
 from ..engine import Gateway, run_sync
 from ..rendering import result_payload
+from ..runtime import open_gateway, principal_from
 from .output import dump
 
 # Requests the demo plays, as a user might type them; each is resolved by discovery, not by name.
@@ -17,6 +27,32 @@ DEMO_REQUESTS = (
     "add a task to my list",
     "clear completed tasks",
 )
+
+
+def run(settings: Settings) -> int:
+    """Play the demo on its own workspace; the user's data, configuration and accounts stay untouched."""
+    with tempfile.TemporaryDirectory(prefix="gateway-demo-") as directory:
+        print(
+            f"gateway demo: a throw-away local workspace in {directory}, seeded with demo data and "
+            "deleted at the end; your own workspace, configuration and accounts are not touched."
+        )
+        demo = demo_settings(settings, Path(directory))
+        with open_gateway(demo) as gw:
+            return play(gw, ToolContext(principal=principal_from(demo), session_id="demo"))
+
+
+def demo_settings(settings: Settings, directory: Path) -> Settings:
+    """`settings` with only what is harmless kept (the time zone): the local workspace in `directory`."""
+    return Settings(
+        data_dir=directory,
+        timezone=settings.timezone,
+        backend="local",
+        catalogs=["workspace"],
+        seed_demo=True,
+        policy=PolicySettings(),
+        confirmation=ConfirmationSettings(),  # in memory: the demo answers its own pending call
+        audit=AuditSettings(path=directory / "audit.jsonl"),
+    )
 
 
 def play(gw: Gateway, ctx: ToolContext) -> int:
@@ -42,7 +78,10 @@ def play(gw: Gateway, ctx: ToolContext) -> int:
             continue
         result = step("invoke_tool", example)
         if result.status == "confirmation_required" and result.pending is not None:
-            print(f"\n--- host: the user approves {result.pending.pending_id} (outside the model's channel)")
+            print(
+                f"\n--- host: the user approves {result.pending.pending_id} (outside the model's channel; "
+                "here the demo plays the user)"
+            )
             gw.approve(result.pending.pending_id)
             step("invoke_tool", {**example, "confirmation": result.pending.pending_id})
     return 0

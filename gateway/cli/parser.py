@@ -64,7 +64,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     for verb, what in (("approve", "approve a pending call: it runs when redeemed"), ("deny", "decline it")):
         sub.add_parser(verb, parents=[common], help=what).add_argument("pending_id")
-    sub.add_parser("demo", parents=[common], help="play an agent-shaped session on the workspace")
+    sub.add_parser(
+        "demo", parents=[common], help="play an agent-shaped session on a throw-away local workspace"
+    )
     auth = sub.add_parser("auth", parents=[common], help="connect an account, e.g. gateway auth google")
     auth.add_argument("service", choices=["google"], help="whose sign-in to run")
     auth.add_argument("--no-browser", action="store_true", help="print the sign-in address, open nothing")

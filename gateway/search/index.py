@@ -279,7 +279,11 @@ class SearchIndex(Ranking):
         offset: int = 0,
         limit: int | None = None,
     ) -> tuple[list[tuple[ToolDefinition, float]], int]:
-        """One page of `search`, and the exact number of matches in all pages."""
+        """One page of `search`, and the number of tools that match the query (its words or a name).
+
+        With the semantic layer, the tools nearest the query in meaning may fill a page after the
+        matches; they are not counted, so the total means the same with and without that layer.
+        """
         terms = [(self._terms[t], w) for t, w in self.query_terms(query).items()]
         names = self._name_hits(query)
         depth = None if limit is None else offset + limit

@@ -89,6 +89,7 @@ class Ranking:
         np = self._np
         n = len(self._names)
         tier: Any = None
+        matched: Any = None  # with the semantic layer: which candidates match the query's words
         if terms:
             starts = self._starts
             ranges = [(starts[t], starts[t + 1]) for t, _ in terms]
@@ -103,6 +104,7 @@ class Ranking:
             lexical = np.bincount(postings, weights=impacts, minlength=n)
             if self._vectors is not None:
                 ids, scores, tier = self._vectors.blend(query[:MAX_QUERY_CHARS], lexical, mask, depth)
+                matched = lexical[ids] > 0
             else:
                 ids = np.flatnonzero(lexical)
                 scores = lexical[ids]
@@ -120,6 +122,11 @@ class Ranking:
             values[np.searchsorted(merged, named)] = top + 1e-9
             if exact:
                 values[np.searchsorted(merged, named[0])] = top * 2.0 + 1e-9
+            if matched is not None:
+                hits = np.zeros(len(merged), dtype=bool)
+                hits[np.searchsorted(merged, ids)] = matched
+                hits[np.searchsorted(merged, named)] = True
+                matched = hits
             if tier is not None:
                 tiers = np.zeros(len(merged), dtype=np.int8)
                 tiers[np.searchsorted(merged, ids)] = tier
@@ -130,11 +137,17 @@ class Ranking:
             keep = mask[ids]
             ids, scores = ids[keep], scores[keep]
             tier = None if tier is None else tier[keep]
-        total = len(ids)
+            matched = None if matched is None else matched[keep]
+        # The total counts the tools that match the query's words (or name), as without the semantic
+        # layer; its nearest neighbours in meaning may fill a page but are not matches.
+        total = len(ids) if matched is None else int(matched.sum())
+        ordered, ordered_scores = self._ordered(ids, scores, tier, depth)
+        return ordered, ordered_scores, total
+
+    def _ordered(self, ids: Any, scores: Any, tier: Any, depth: int | None) -> tuple[list[int], list[float]]:
+        """The best `depth` candidates; tools scored exactly first (large hybrid catalogs)."""
         if tier is None or not tier.any():
-            ordered, ordered_scores = self._top(ids, scores, depth)
-            return ordered, ordered_scores, total
-        # Tools scored exactly rank before those ranked on an approximation (large hybrid catalogs).
+            return self._top(ids, scores, depth)
         first = tier == 0
         head, head_scores = self._top(ids[first], scores[first], depth)
         if depth is None or len(head) < depth:
@@ -142,7 +155,7 @@ class Ranking:
                 ids[~first], scores[~first], None if depth is None else depth - len(head)
             )
             head, head_scores = head + tail, head_scores + tail_scores
-        return head, head_scores, total
+        return head, head_scores
 
     def _top(self, ids: Any, scores: Any, depth: int | None) -> tuple[list[int], list[float]]:
         """The best `depth` of `ids` by score, ties by id (ids follow names)."""

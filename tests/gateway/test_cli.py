@@ -204,5 +204,8 @@ def test_a_denied_call_never_runs(
 def test_approving_from_a_terminal_needs_a_shared_store(
     config: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, _, err = run(capsys, "approve", "anything")
+    code, _, err = run(capsys, "approve", "0123abcd")  # the default store is the data directory's
+    assert code == 1 and "no call '0123abcd' is waiting" in err
+    config.write_text(config.read_text() + '\n[confirmation]\nstore = "memory"\n')
+    code, _, err = run(capsys, "approve", "0123abcd")
     assert code == 2 and "confirmation.store is 'memory'" in err

@@ -15,13 +15,18 @@ import anyio
 import pytest
 
 from gateway import Catalog, ConfirmationGate, Principal
+from gateway.config import load_settings
 from gateway.confirmation import ConfirmationStore, NeedsConfirmation, Proceed, Record, Refused, State
 from gateway.context import PendingConfirmation
+from gateway.errors import UserError
 from gateway.stores import (
     KEEP_AFTER_EXPIRY_SECONDS,
+    SECRET_FILE,
     RedisConfirmationStore,
     SqliteConfirmationStore,
     close_store,
+    local_secret,
+    resolve_auto_store,
 )
 
 from .adapters.mcp_server_support import redis_server
@@ -130,3 +135,35 @@ def test_the_sqlite_file_is_private_to_its_owner(tmp_path: Path) -> None:
     store = SqliteConfirmationStore(tmp_path / "deep" / "c.sqlite3")
     store.close()
     assert stat.S_IMODE((tmp_path / "deep" / "c.sqlite3").stat().st_mode) == 0o600
+
+
+def test_the_auto_store_is_sqlite_with_a_private_generated_secret_when_shared(tmp_path: Path) -> None:
+    settings = load_settings(overrides={"data_dir": str(tmp_path)}, environ={})
+    assert settings.confirmation.store == "auto"
+    assert resolve_auto_store(settings, shared=False).confirmation.store == "memory"
+    shared = resolve_auto_store(settings, shared=True)
+    assert shared.confirmation.store == "sqlite"
+    secret_file = tmp_path / SECRET_FILE
+    assert secret_file.stat().st_mode & 0o777 == 0o600
+    secret = shared.confirmation.secret
+    assert secret is not None and len(secret.get_secret_value()) >= 32
+    again = resolve_auto_store(settings, shared=True).confirmation.secret
+    assert again is not None and again.get_secret_value() == secret.get_secret_value()  # made once
+    explicit = load_settings(
+        overrides={"data_dir": str(tmp_path), "confirmation.store": "memory"}, environ={}
+    )
+    assert resolve_auto_store(explicit, shared=True).confirmation.store == "memory"
+
+
+def test_a_generated_secret_others_can_read_or_a_short_one_is_refused(tmp_path: Path) -> None:
+    secret_file = tmp_path / SECRET_FILE
+    secret_file.write_text("x" * 64)
+    secret_file.chmod(0o644)
+    with pytest.raises(UserError, match="readable by other users: run chmod 600"):
+        local_secret(tmp_path)
+    secret_file.chmod(0o600)
+    assert local_secret(tmp_path) == "x" * 64
+    secret_file.write_text("short")
+    with pytest.raises(UserError, match="shorter than 32 characters"):
+        local_secret(tmp_path)
+    assert secret_file.read_text() == "short"  # nothing is overwritten

@@ -55,7 +55,7 @@ def audit_outcomes(data_dir: Path, tool: str | None = None) -> list[str]:
     return [r["outcome"] for r in records if tool is None or r["tool"] == tool]
 
 
-def _server_env(extra: dict[str, str] | None = None) -> dict[str, str]:
+def server_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("GATEWAY_")}
     env["PYTHONPATH"] = str(ROOT)
     env.update(extra or {})
@@ -66,7 +66,7 @@ def stdio_server(config: Path, *args: str, env: dict[str, str] | None = None) ->
     return StdioServerParameters(
         command=sys.executable,
         args=["-m", "gateway.cli", "serve", "--config", str(config), *args],
-        env=_server_env(env),
+        env=server_env(env),
         cwd=str(ROOT),
     )
 
@@ -130,12 +130,16 @@ class HttpServer:
 
 
 @contextmanager
-def http_server(config: Path, *args: str, env: dict[str, str] | None = None) -> Iterator[HttpServer]:
-    """`gateway serve --transport http` on a free loopback port; stopped (SIGTERM) on exit."""
-    command = [sys.executable, "-m", "gateway.cli", "serve", "--config", str(config)]
+def http_server(config: Path | None, *args: str, env: dict[str, str] | None = None) -> Iterator[HttpServer]:
+    """`gateway serve --transport http` on a free loopback port; stopped (SIGTERM) on exit.
+
+    With `config` None no file is named: give `env` an empty XDG_CONFIG_HOME for no configuration.
+    """
+    command = [sys.executable, "-m", "gateway.cli", "serve"]
+    command += [] if config is None else ["--config", str(config)]
     command += ["--transport", "http", "--host", "127.0.0.1", "--port", "0", *args]
     proc = subprocess.Popen(
-        command, cwd=ROOT, env=_server_env(env), stderr=subprocess.PIPE, stdin=subprocess.DEVNULL
+        command, cwd=ROOT, env=server_env(env), stderr=subprocess.PIPE, stdin=subprocess.DEVNULL
     )
     drain = None
     try:

@@ -7,6 +7,9 @@ replicas sharing pending confirmations through a SQLite file and through a real 
 from __future__ import annotations
 
 import hashlib
+import json
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,6 +21,7 @@ from mcp.shared.exceptions import MCPError
 from gateway.adapters.mcp_server import CONFIRM_KEY
 from gateway.config import load_settings
 from gateway.runtime import open_gateway
+from gateway.stores import SECRET_FILE
 
 from .mcp_server_support import (
     APPROVE,
@@ -30,6 +34,7 @@ from .mcp_server_support import (
     http_server,
     innermost,
     redis_server,
+    server_env,
     text_of,
     write_config,
 )
@@ -280,3 +285,45 @@ def test_a_second_round_with_forged_state_or_other_arguments_is_refused(tmp_path
     with http_server(write_config(tmp_path)) as server:
         anyio.run(scenario, server.url)
     assert audit_outcomes(tmp_path) == ["pending_confirmation"]
+
+
+def test_a_served_gateway_is_approvable_from_a_second_terminal_with_no_configuration(tmp_path: Path) -> None:
+    """The README's command: `gateway serve --transport http`, then `gateway approve ID` elsewhere."""
+    data = tmp_path / "data"
+    env = {"XDG_CONFIG_HOME": str(tmp_path / "no-config"), "HOME": str(tmp_path)}
+
+    def gateway(*args: str) -> subprocess.CompletedProcess[str]:
+        command = [sys.executable, "-m", "gateway.cli", *args, "--data-dir", str(data)]
+        return subprocess.run(
+            command, check=False, env=server_env(env), capture_output=True, text=True, timeout=120
+        )
+
+    async def scenario(url: str) -> None:
+        async with http_client(url) as client:
+            listed = text_of(await client.call_tool("invoke_tool", {"tool_name": "tasks_list_tasks"}))
+            task = listed["tasks"][0]
+            delete = {"tool_name": "tasks_delete_task", "parameters": {"task_id": task["id"]}}
+            pending = text_of(await client.call_tool("invoke_tool", delete))
+            pending_id = pending["pending_id"]
+            waiting = gateway("pending", "--json")
+            assert waiting.returncode == 0, waiting.stderr
+            assert [p["pending_id"] for p in json.loads(waiting.stdout)] == [pending_id]
+            answered = await anyio.to_thread.run_sync(lambda: gateway("approve", pending_id))
+            assert answered.returncode == 0, answered.stderr
+            confirmed = {**delete, "confirmation": pending_id}
+            done = await client.call_tool("invoke_tool", confirmed)
+            assert not done.is_error, text_of(done)
+            again = text_of(await client.call_tool("invoke_tool", confirmed))
+            assert again["error"]["code"] == "confirmation_used"
+
+    with http_server(None, "--data-dir", str(data), env=env) as server:
+        anyio.run(scenario, server.url)
+        hint = "".join(server.output)
+    assert f"`gateway approve ID --data-dir {data}`" in hint
+    assert oct((data / SECRET_FILE).stat().st_mode & 0o777) == "0o600"
+    assert audit_outcomes(data, "tasks_delete_task") == [
+        "pending_confirmation",
+        "approved",
+        "executed",
+        "refused",
+    ]
