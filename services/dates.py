@@ -10,7 +10,15 @@ Semantics, chosen to match what people mean:
 - A wall-clock time that does not exist (inside a spring-forward gap) moves forward by the gap; one that
   happens twice (fall-back) is its first occurrence.
 - "friday" and "this friday" are the next Friday, today included; "next friday" is the first Friday after
-  today; "last friday" the latest one before today. "next week" is next Monday.
+  today; "last friday" the latest one before today. "next week" is next Monday. Said before Friday in
+  the same Monday-to-Sunday week, "next friday" is this week's Friday, and the reading says so (some
+  people mean the Friday of next week).
+- Ranges and queries read text as written: "tuesday" and "tuesday 3pm" on a Tuesday evening are today,
+  so "what is on tuesday" shows today's events, including the ones that are over.
+- The start of something new (`upcoming=True`) looks forward: a weekday with a time of day that has
+  already passed today is next week's day ("tuesday 3pm" said on a Tuesday at 16:00), and a bare time
+  that has passed is tomorrow ("3pm" at 16:00). Text that names today ("today 3pm", "tonight",
+  "end of day") or a date stays as written; the reading says when a start was moved.
 - "midnight" is the end of the day it names (00:00 of the following day); "end of day" is 23:59:59.
 - ISO text without an offset, and every phrase, is in the configured timezone.
 """
@@ -27,6 +35,8 @@ from dateutil.relativedelta import FR, MO, SA, SU, TH, TU, WE, relativedelta, we
 
 from gateway.errors import ToolInputError, UserError
 
+from .durations import parse_span
+
 MAX_TEXT_LENGTH = 200
 """Longer text is refused outright: no real date needs it, and it keeps parsing cheap."""
 
@@ -38,6 +48,8 @@ DURATION_HELP = "Use minutes or hours such as '30m', '45 minutes', '1h30', '1.5 
 TIME_HELP = "Use a time of day such as '09:00', '17:30', '9am' or '5:30pm'."
 
 _END_OF_DAY = time(23, 59, 59)
+_DAY_NAMES = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+_NAMES_TODAY = frozenset(("tonight", "end of day", "end of the day", "eod"))
 _WEEKDAYS: dict[str, weekday] = {
     "mon": MO, "monday": MO, "tue": TU, "tues": TU, "tuesday": TU, "wed": WE, "wednesday": WE,
     "thu": TH, "thur": TH, "thurs": TH, "thursday": TH, "fri": FR, "friday": FR,
@@ -60,35 +72,19 @@ _TIME_AT_START = re.compile(rf"(?:at\s+)?(?:{_TIME})(?:\s+(?P<rest>.*))?")
 _ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _ISO_DATETIME = re.compile(r"\d{4}-\d{2}-\d{2}[Tt ]\d")
 _WEEKDAY_PHRASE = re.compile(r"(?:(?P<which>this|next|last|coming)\s+)?(?P<day>[a-z]+)")
-_SPAN_PIECE = re.compile(r"\s*(?P<n>\d+(?:\.\d+)?)\s*(?P<unit>[a-z]*)")
-_ISO_DURATION = re.compile(
-    r"p(?:(?P<w>\d+)w)?(?:(?P<d>\d+)d)?(?:t(?:(?P<h>\d+)h)?(?:(?P<m>\d+)m)?(?:(?P<s>\d+)s)?)?"
-)
-_CLOCK_UNITS = {
-    **dict.fromkeys(("s", "sec", "secs", "second", "seconds"), 1),
-    **dict.fromkeys(("m", "min", "mins", "minute", "minutes"), 60),
-    **dict.fromkeys(("h", "hr", "hrs", "hour", "hours"), 3600),
-}
-_DAY_UNITS = {
-    **dict.fromkeys(("d", "day", "days"), 1),
-    **dict.fromkeys(("w", "wk", "wks", "week", "weeks"), 7),
-}
-_MONTH_UNITS = frozenset(("mo", "mos", "month", "months"))
 
 
 @dataclass(frozen=True, slots=True)
 class When:
-    """A parsed moment, and whether the text named only a day (so the time of day is midnight)."""
+    """A parsed moment, and whether the text named only a day (so the time of day is midnight).
+
+    `reason` is set when the text was not read literally or has another plausible reading, e.g.
+    "today's 15:00 has passed"; tools pass it on so the model can correct a reading it did not mean.
+    """
 
     value: datetime
     date_only: bool
-
-
-@dataclass(frozen=True, slots=True)
-class _Span:
-    months: int = 0
-    days: float = 0
-    clock: timedelta = timedelta(0)
+    reason: str | None = None
 
 
 def zone_of(tz: str | ZoneInfo) -> ZoneInfo:
@@ -116,7 +112,9 @@ def to_zone(moment: datetime, zone: ZoneInfo) -> datetime:
     return localize(moment, zone) if moment.tzinfo is None else moment.astimezone(zone)
 
 
-def parse_when(text: str, *, tz: str | ZoneInfo, now: datetime, field: str | None = None) -> When:
+def parse_when(
+    text: str, *, tz: str | ZoneInfo, now: datetime, field: str | None = None, upcoming: bool = False
+) -> When:
     """Parse a date or date-time written in ISO 8601 or in everyday English.
 
     Args:
@@ -124,6 +122,8 @@ def parse_when(text: str, *, tz: str | ZoneInfo, now: datetime, field: str | Non
         tz: the timezone that phrases and offset-less ISO text are in.
         now: the current moment (naive means wall-clock time in `tz`).
         field: the parameter name reported in the error.
+        upcoming: the text is the start of something new, so a weekday or bare time whose time of day
+            has passed today means the next one (see the module docstring).
 
     Raises:
         ToolInputError: the text is not a date this module understands; the message lists what works.
@@ -132,7 +132,7 @@ def parse_when(text: str, *, tz: str | ZoneInfo, now: datetime, field: str | Non
     raw = text.strip()
     if raw and len(raw) <= MAX_TEXT_LENGTH:
         try:
-            found = _parse(raw, zone, to_zone(now, zone))
+            found = _parse(raw, zone, to_zone(now, zone), upcoming=upcoming)
         except (ValueError, OverflowError):
             found = None
         if found is not None:
@@ -166,7 +166,7 @@ def parse_duration(text: str, *, field: str | None = None) -> timedelta:
     Raises:
         ToolInputError: not a duration, or not positive.
     """
-    span = _parse_span(text) if len(text) <= MAX_TEXT_LENGTH else None
+    span = parse_span(text) if len(text) <= MAX_TEXT_LENGTH else None
     if span is None or span.months:
         raise ToolInputError(f"cannot understand the duration {_shown(text)}. {DURATION_HELP}", field=field)
     try:
@@ -195,6 +195,12 @@ def parse_time(text: str, *, field: str | None = None) -> time:
     raise ToolInputError(f"cannot understand the time {_shown(text)}. {TIME_HELP}", field=field)
 
 
+def spoken(value: datetime | date) -> str:
+    """A moment or day as a reading shows it: "Tuesday 2026-12-01 15:00" or "Tuesday 2026-12-01"."""
+    day = f"{_DAY_NAMES[value.weekday()]} {value:%Y-%m-%d}"
+    return f"{day} {value:%H:%M}" if isinstance(value, datetime) else day
+
+
 def _shown(text: str) -> str:
     return repr(text if len(text) <= 40 else text[:40] + "...")
 
@@ -203,7 +209,7 @@ def _normalize(text: str) -> str:
     return " ".join(text.lower().replace(",", " ").split())
 
 
-def _parse(raw: str, zone: ZoneInfo, now: datetime) -> When | None:
+def _parse(raw: str, zone: ZoneInfo, now: datetime, *, upcoming: bool) -> When | None:
     iso = _parse_iso(raw, zone)
     if iso is not None:
         return iso
@@ -221,18 +227,48 @@ def _parse(raw: str, zone: ZoneInfo, now: datetime) -> When | None:
         match = pattern.fullmatch(text)
         if match is None:
             continue
-        day = _parse_day(match["rest"] or "", today)
-        if day is not None:
-            clock, days_after = _time_of_day(match)
-            return _at(day, clock, days_after, zone)
+        day_text = (match["rest"] or "").removeprefix("on ").strip()
+        day = _parse_day(day_text, today)
+        if day is None:
+            continue
+        clock, days_after = _time_of_day(match)
+        found = _at(day, clock, days_after, zone, _next_weekday_reason(day_text, day, today))
+        step = _step_when_passed(day_text) if match["word"] not in _NAMES_TODAY else 0
+        if upcoming and step and found.value < now:
+            return _at(
+                day + timedelta(days=step), clock, days_after, zone, f"today's {clock:%H:%M} has passed"
+            )
+        return found
     day = _parse_day(text, today)
     if day is not None:
-        return When(localize(datetime.combine(day, time()), zone), date_only=True)
+        start = localize(datetime.combine(day, time()), zone)
+        return When(start, date_only=True, reason=_next_weekday_reason(text, day, today))
     return _parse_free_form(raw, zone, now)
 
 
-def _at(day: date, clock: time, days_after: int, zone: ZoneInfo) -> When:
-    return When(localize(datetime.combine(day + timedelta(days=days_after), clock), zone), date_only=False)
+def _at(day: date, clock: time, days_after: int, zone: ZoneInfo, reason: str | None = None) -> When:
+    moment = localize(datetime.combine(day + timedelta(days=days_after), clock), zone)
+    return When(moment, date_only=False, reason=reason)
+
+
+def _step_when_passed(day_text: str) -> int:
+    """Days a start moves when its time has passed: a bare time to tomorrow, a weekday to next week."""
+    if not day_text:
+        return 1
+    match = _WEEKDAY_PHRASE.fullmatch(day_text)
+    named = match is not None and match["day"] in _WEEKDAYS and match["which"] in (None, "this", "coming")
+    return 7 if named else 0  # "today 3pm", "tomorrow 3pm", "next tuesday 3pm": as written
+
+
+def _next_weekday_reason(day_text: str, day: date, today: date) -> str | None:
+    """Why "next friday" said on a Wednesday is worth a word: some people mean next week's Friday."""
+    match = _WEEKDAY_PHRASE.fullmatch(day_text.removeprefix("on ").strip())
+    if match is None or match["which"] != "next" or match["day"] not in _WEEKDAYS:
+        return None
+    if day.isocalendar()[:2] != today.isocalendar()[:2]:
+        return None  # already in next week: both readings agree
+    name = _DAY_NAMES[day.weekday()]
+    return f"this week's {name}; next week's is {(day + timedelta(days=7)).isoformat()}"
 
 
 def _parse_iso(raw: str, zone: ZoneInfo) -> When | None:
@@ -258,7 +294,7 @@ def _parse_offset(text: str, zone: ZoneInfo, now: datetime) -> datetime | None:
         span_text, sign = text[: -len(" ago")], -1
     else:
         return None
-    span = _parse_span(span_text)
+    span = parse_span(span_text)
     if span is None:
         return None
     moved = now
@@ -289,7 +325,7 @@ def _parse_day(text: str, today: date) -> date | None:
             return today + relativedelta(days=-1, weekday=wd(-1))
         return today + relativedelta(weekday=wd)
     if text.startswith("in "):
-        span = _parse_span(text[3:])
+        span = parse_span(text[3:])
         if span is not None and not span.clock and span.days == int(span.days):
             return today + relativedelta(months=span.months, days=int(span.days))
         return None
@@ -341,43 +377,3 @@ def _time_of_day(match: re.Match[str]) -> tuple[time, int]:
         hour = hour % 12 + (12 if match["ampm"] == "p" else 0)
         return time(hour, minute), 0
     return time(int(match["h24"]), int(match["m24"]), int(match["s24"] or 0)), 0
-
-
-def _parse_span(text: str) -> _Span | None:
-    """A length of time as calendar months, calendar days and clock time; None when it is not one."""
-    text = _normalize(text).removeprefix("for ")
-    text = re.sub(r"\bhalf an? hour\b", "30 minutes", text)
-    text = re.sub(r"\b(?:an?|one)\s+(?=[a-z])", "1 ", text)
-    text = re.sub(r"\band\b", " ", text).strip()
-    if not text:
-        return None
-    if (iso := _ISO_DURATION.fullmatch(text)) and any(iso.groupdict().values()):
-        parts = {k: int(v or 0) for k, v in iso.groupdict().items()}
-        clock = timedelta(hours=parts["h"], minutes=parts["m"], seconds=parts["s"])
-        return _Span(days=parts["w"] * 7 + parts["d"], clock=clock)
-    if hm := re.fullmatch(r"(\d{1,3}):(\d{2})", text):
-        return _Span(clock=timedelta(hours=int(hm[1]), minutes=int(hm[2])))
-    months, days, seconds = 0, 0.0, 0.0
-    position, previous_unit, pieces = 0, "", 0
-    while position < len(text):
-        piece = _SPAN_PIECE.match(text, position)
-        if piece is None:
-            return None
-        position, pieces = piece.end(), pieces + 1
-        amount, unit = float(piece["n"]), piece["unit"]
-        if not unit:
-            # "1h30" means 30 minutes; a lone "45" means 45 minutes; "2 3" means nothing.
-            lone = pieces == 1 and position == len(text)
-            if not (lone or _CLOCK_UNITS.get(previous_unit) == 3600):
-                return None
-            unit = "m"
-        if unit in _CLOCK_UNITS:
-            seconds += amount * _CLOCK_UNITS[unit]
-        elif unit in _DAY_UNITS:
-            days += amount * _DAY_UNITS[unit]
-        elif unit in _MONTH_UNITS and amount == int(amount):
-            months += int(amount)
-        else:
-            return None
-        previous_unit = unit
-    return _Span(months=months, days=days, clock=timedelta(seconds=seconds))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
@@ -15,11 +16,22 @@ _TRAILING_PUNCTUATION = ",.;:!?"
 _EXAMPLE = "'Lunch with Ana tomorrow at noon for 1 hour'"
 
 
-def split_quick_add(text: str, *, tz: ZoneInfo, now: datetime) -> tuple[str, When, timedelta | None]:
+@dataclass(frozen=True, slots=True)
+class QuickAdd:
+    """What a quick-add sentence says: the title, the words that say when, their reading, the length."""
+
+    title: str
+    phrase: str
+    when: When
+    length: timedelta | None
+
+
+def split_quick_add(text: str, *, tz: ZoneInfo, now: datetime) -> QuickAdd:
     """The title, the start and the length ("for ...") a sentence describes.
 
     The start is the longest run of words that reads as a date or time (a later run wins a tie, since
-    titles usually come first); the words left over, minus dangling connectors, are the title.
+    titles usually come first), read as the start of something new (a time that has passed today is
+    tomorrow's); the words left over, minus dangling connectors, are the title.
 
     Raises:
         ToolInputError: no time phrase, or nothing left for a title (field "text").
@@ -42,7 +54,8 @@ def split_quick_add(text: str, *, tz: ZoneInfo, now: datetime) -> tuple[str, Whe
         raise ToolInputError(
             f"the text only says when; say what the event is, as in {_EXAMPLE}", field="text"
         )
-    return title, when, length
+    phrase = " ".join(_bare(w) for w in words[first:last])
+    return QuickAdd(title=title, phrase=phrase, when=when, length=length)
 
 
 def _bare(word: str) -> str:
@@ -71,7 +84,7 @@ def _find_when(words: list[str], *, tz: ZoneInfo, now: datetime) -> tuple[int, i
             if len(span) == 1 and (span[0].isdigit() or span[0].lower() in _CONNECTORS):
                 continue  # "Room 5" is not the 5th of the month
             try:
-                when = parse_when(" ".join(span), tz=tz, now=now)
+                when = parse_when(" ".join(span), tz=tz, now=now, upcoming=True)
             except ToolInputError:
                 continue
             if best is None or last - first >= best[1] - best[0]:

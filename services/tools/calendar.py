@@ -23,7 +23,7 @@ from ._common import (
     settings_of,
     time_range,
 )
-from ._event_times import DEFAULT_DURATION, changed_event_times, new_event_times, whole_days
+from ._event_times import EventTimes, changed_event_times, new_event_times, quick_add_times
 from ._free_time import free_slots
 from ._quick_add import split_quick_add
 
@@ -116,7 +116,8 @@ class CreateEventParams(BaseModel):
     model_config = PARAMS_CONFIG
     title: str = Field(min_length=1, max_length=1024, description="What the event is.")
     start: str = Field(
-        max_length=200, description=f"When it starts ({DATE_HINT}); for all-day events, the first day."
+        max_length=200,
+        description=f"When it starts ({DATE_HINT}); a day without a time makes an all-day event.",
     )
     end: str | None = Field(
         default=None,
@@ -128,8 +129,9 @@ class CreateEventParams(BaseModel):
         max_length=100,
         description="Length when end is not given, e.g. '45m', '1h30', '2 hours'. Default: 30 minutes (all-day: 1 day).",
     )
-    all_day: bool = Field(
-        default=False, description="An all-day event: only the days of start and end count."
+    all_day: bool | None = Field(
+        default=None,
+        description="An all-day event: only the days of start and end count. Default: all-day when start has no time.",
     )
     location: str | None = Field(default=None, max_length=1024, description="Where it happens.")
     description: str | None = Field(default=None, max_length=8192, description="Notes for the event.")
@@ -158,17 +160,17 @@ def calendar_create_event(params: CreateEventParams, ctx: ToolContext) -> dict[s
     if params.end is not None and params.duration is not None:
         raise ToolInputError("give end or duration, not both", field="duration")
     attendees = addresses(params.attendees, field="attendees")
-    start, end = new_event_times(params.start, params.end, params.duration, params.all_day, settings)
+    times = new_event_times(params.start, params.end, params.duration, params.all_day, settings)
     event = NewEvent(
         title=params.title,
-        start=start,
-        end=end,
-        all_day=params.all_day,
+        start=times.start,
+        end=times.end,
+        all_day=times.all_day,
         location=params.location or None,
         description=params.description or None,
         attendees=attendees,
     )
-    return dict(out(calendar_of(ctx).create_event(params.calendar_id, event), settings.zone))
+    return _with_reading(out(calendar_of(ctx).create_event(params.calendar_id, event), settings.zone), times)
 
 
 class UpdateEventParams(BaseModel):
@@ -179,7 +181,7 @@ class UpdateEventParams(BaseModel):
     start: str | None = Field(
         default=None,
         max_length=200,
-        description=f"New start ({DATE_HINT}); without end the event keeps its length.",
+        description=f"New start ({DATE_HINT}); keeps the length unless end is given; a bare day keeps the time of day.",
     )
     end: str | None = Field(
         default=None, max_length=200, description="New end; for all-day events the last day."
@@ -211,15 +213,15 @@ def calendar_update_event(params: UpdateEventParams, ctx: ToolContext) -> dict[s
     if params.end is not None and params.duration is not None:
         raise ToolInputError("give end or duration, not both", field="duration")
     changes: dict[str, Any] = {}
+    times: EventTimes | None = None
     if params.title is not None:
         changes["title"] = params.title
     if any(v is not None for v in (params.start, params.end, params.duration, params.all_day)):
         current = backend.get_event(params.calendar_id, params.event_id)
-        changes.update(
-            changed_event_times(
-                params.start, params.end, params.duration, params.all_day, current=current, settings=settings
-            )
+        times = changed_event_times(
+            params.start, params.end, params.duration, params.all_day, current=current, settings=settings
         )
+        changes.update(start=times.start, end=times.end, all_day=times.all_day)
     for name in ("location", "description"):
         value = getattr(params, name)
         if value is not None:
@@ -229,7 +231,7 @@ def calendar_update_event(params: UpdateEventParams, ctx: ToolContext) -> dict[s
     if not changes:
         raise ToolInputError("nothing to change; give at least one field besides event_id", field="event_id")
     updated = backend.update_event(params.calendar_id, params.event_id, EventChanges.model_validate(changes))
-    return dict(out(updated, settings.zone))
+    return _with_reading(out(updated, settings.zone), times)
 
 
 class DeleteEventParams(BaseModel):
@@ -335,13 +337,12 @@ def calendar_quick_add(params: QuickAddParams, ctx: ToolContext) -> dict[str, An
     "for 1 hour" sets the length (default 30 minutes); a day without a time makes an all-day event.
     """
     settings = settings_of(ctx)
-    title, when, length = split_quick_add(params.text, tz=settings.zone, now=settings.now())
-    if when.date_only:
-        first = when.value.date()
-        start, end = whole_days(
-            first, first + timedelta(days=max(1, length.days if length else 1)), settings.zone
-        )
-    else:
-        start, end = when.value, when.value + (length or DEFAULT_DURATION)
-    event = NewEvent(title=title, start=start, end=end, all_day=when.date_only)
-    return dict(out(calendar_of(ctx).create_event(params.calendar_id, event), settings.zone))
+    found = split_quick_add(params.text, tz=settings.zone, now=settings.now())
+    times = quick_add_times(found.phrase, found.when, found.length, settings.zone)
+    event = NewEvent(title=found.title, start=times.start, end=times.end, all_day=times.all_day)
+    return _with_reading(out(calendar_of(ctx).create_event(params.calendar_id, event), settings.zone), times)
+
+
+def _with_reading(event: dict[str, Any], times: EventTimes | None) -> dict[str, Any]:
+    """The event, plus `read_as` when a date was not read literally (so the model can correct it)."""
+    return event if times is None or not times.read_as else {**event, "read_as": times.read_as}

@@ -17,6 +17,7 @@ from services.dates import (
     parse_range_end,
     parse_time,
     parse_when,
+    spoken,
     zone_of,
 )
 
@@ -174,6 +175,107 @@ def test_localize_matches_zoneinfo_outside_transitions() -> None:
     naive = datetime(2025, 7, 1, 12, 0)
     assert localize(naive, NEW_YORK) == naive.replace(tzinfo=NEW_YORK)
     assert localize(naive, NEW_YORK).utcoffset() == timedelta(hours=-4)
+
+
+WEDNESDAY_4PM = datetime(2025, 3, 5, 16, 0, tzinfo=BERLIN)
+
+
+def _upcoming(text: str, now: datetime = WEDNESDAY_4PM, tz: ZoneInfo = BERLIN) -> tuple[str, str | None]:
+    when = parse_when(text, tz=tz, now=now, upcoming=True)
+    return when.value.isoformat(), when.reason
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("wednesday 3pm", "2025-03-12T15:00:00+01:00"),
+        ("Wed at 3pm", "2025-03-12T15:00:00+01:00"),
+        ("this wednesday 15:00", "2025-03-12T15:00:00+01:00"),
+        ("3pm on wednesday", "2025-03-12T15:00:00+01:00"),
+        ("wednesday morning", "2025-03-12T09:00:00+01:00"),
+        ("3pm", "2025-03-06T15:00:00+01:00"),
+        ("at 15:30", "2025-03-06T15:30:00+01:00"),
+        ("noon", "2025-03-06T12:00:00+01:00"),
+    ],
+)
+def test_an_upcoming_start_whose_time_has_passed_today_moves_to_the_next_such_time(
+    text: str, expected: str
+) -> None:
+    value, reason = _upcoming(text)
+    assert value == expected
+    assert reason is not None and "has passed" in reason
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("today 3pm", "2025-03-05T15:00:00+01:00"),
+        ("3pm today", "2025-03-05T15:00:00+01:00"),
+        ("last wednesday 3pm", "2025-02-26T15:00:00+01:00"),
+        ("2025-03-05T15:00", "2025-03-05T15:00:00+01:00"),
+        ("5pm", "2025-03-05T17:00:00+01:00"),
+        ("4pm", "2025-03-05T16:00:00+01:00"),
+        ("wednesday 5pm", "2025-03-05T17:00:00+01:00"),
+        ("wednesday", "2025-03-05T00:00:00+01:00"),
+        ("midnight", "2025-03-06T00:00:00+01:00"),
+        ("in 2 hours", "2025-03-05T18:00:00+01:00"),
+    ],
+)
+def test_an_upcoming_start_that_names_its_day_or_has_not_passed_stays_as_written(
+    text: str, expected: str
+) -> None:
+    assert _upcoming(text) == (expected, None)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"), [("tonight", "2025-03-05T20:00:00+01:00"), ("eod", "2025-03-05T23:59:59+01:00")]
+)
+def test_tonight_and_end_of_day_name_today_even_when_they_have_passed(text: str, expected: str) -> None:
+    late = datetime(2025, 3, 5, 23, 59, 59, 500000, tzinfo=BERLIN)
+    assert _upcoming(text, now=late) == (expected, None)
+
+
+def test_ranges_and_queries_read_a_passed_weekday_time_as_today() -> None:
+    assert parse_datetime("wednesday 3pm", tz=BERLIN, now=WEDNESDAY_4PM).isoformat() == (
+        "2025-03-05T15:00:00+01:00"
+    )
+    assert parse_datetime("3pm", tz=BERLIN, now=WEDNESDAY_4PM).isoformat() == "2025-03-05T15:00:00+01:00"
+
+
+def test_an_upcoming_weekday_moved_a_week_keeps_the_wall_clock_across_spring_forward() -> None:
+    sunday = datetime(2025, 3, 23, 16, 0, tzinfo=BERLIN)  # Berlin springs forward on Sunday 30 March
+    assert _upcoming("sunday 3pm", now=sunday)[0] == "2025-03-30T15:00:00+02:00"
+
+
+def test_an_upcoming_time_moved_into_the_spring_forward_gap_moves_forward_by_the_gap() -> None:
+    saturday = datetime(2025, 3, 8, 10, 0, tzinfo=NEW_YORK)
+    assert _upcoming("2:30am", now=saturday, tz=NEW_YORK)[0] == "2025-03-09T03:30:00-04:00"
+    sunday = datetime(2025, 3, 2, 10, 0, tzinfo=NEW_YORK)
+    assert _upcoming("sunday 2:30am", now=sunday, tz=NEW_YORK)[0] == "2025-03-09T03:30:00-04:00"
+
+
+def test_an_upcoming_time_moved_onto_the_fall_back_day_is_its_first_occurrence() -> None:
+    saturday = datetime(2025, 11, 1, 10, 0, tzinfo=NEW_YORK)
+    assert _upcoming("1:30am", now=saturday, tz=NEW_YORK)[0] == "2025-11-02T01:30:00-04:00"
+
+
+def test_next_weekday_in_the_same_week_says_which_friday_it_is() -> None:
+    for text in ("next friday", "next friday 3pm"):
+        when = parse_when(text, tz=BERLIN, now=WEDNESDAY)
+        assert when.value.date() == date(2025, 3, 7)
+        assert when.reason == "this week's Friday; next week's is 2025-03-14"
+
+
+def test_next_weekday_in_the_following_week_has_one_reading_and_no_reason() -> None:
+    friday = datetime(2025, 3, 7, 8, 0, tzinfo=BERLIN)
+    assert parse_when("next friday", tz=BERLIN, now=friday).reason is None
+    assert parse_when("next monday", tz=BERLIN, now=WEDNESDAY).reason is None
+    assert parse_when("friday", tz=BERLIN, now=WEDNESDAY).reason is None
+
+
+def test_spoken_names_the_weekday_whatever_the_locale() -> None:
+    assert spoken(datetime(2026, 12, 1, 15, 0, tzinfo=BERLIN)) == "Tuesday 2026-12-01 15:00"
+    assert spoken(date(2026, 12, 1)) == "Tuesday 2026-12-01"
 
 
 def test_date_only_text_is_flagged_and_timed_text_is_not() -> None:

@@ -204,6 +204,19 @@ def test_create_an_all_day_event_sends_dates_with_an_exclusive_end(gws: GoogleWo
     }
 
 
+def test_a_start_without_a_time_creates_an_all_day_event_on_google(gws: GoogleWorkspace) -> None:
+    gws.google.reply(event(start={"date": "2025-03-11"}, end={"date": "2025-03-12"}))
+    result = gws.call("calendar_create_event", title="Offsite", start="next tuesday")
+    assert gws.google.only().body == {
+        "summary": "Offsite",
+        "start": {"date": "2025-03-11"},
+        "end": {"date": "2025-03-12"},
+    }
+    assert result["all_day"] is True and result["read_as"] == [
+        "start 'next tuesday' read as an all-day event on Tuesday 2025-03-11 (no time given)"
+    ]
+
+
 def test_update_event_reads_the_event_then_patches_only_what_changed(gws: GoogleWorkspace) -> None:
     gws.google.reply(event()).reply(
         event(start={"dateTime": "2025-03-07T10:00:00+01:00"}, end={"dateTime": "2025-03-07T11:00:00+01:00"})
