@@ -57,7 +57,7 @@ class _Gateway(Gateway):
         super().__init__(catalog)
         self._search_index = SearchIndex(catalog, semantic=semantic)
 
-    def index(self) -> SearchIndex:
+    def index(self, principal: Principal | None = None) -> SearchIndex:
         return self._search_index
 
 
