@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from . import concepts_session
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -24,3 +26,17 @@ def test_the_readme_python_example_runs(capsys: object) -> None:
     namespace: dict[str, object] = {}
     exec(compile(source, "README.md", "exec"), namespace)
     assert namespace["tools"] and len(namespace["tools"]) == 3  # type: ignore[arg-type]
+
+
+def test_the_real_session_in_concepts_is_what_a_real_run_prints() -> None:
+    # A changed summary, result, error text or step fails here; rewrite the page with
+    # `python -m tests.concepts_session --write`.
+    fresh = concepts_session.session()
+    assert fresh.count("model -> ") == 6 and "confirmation_required" in fresh
+    assert concepts_session.normalise(concepts_session.on_page()) == concepts_session.normalise(fresh)
+
+
+def test_ids_are_numbered_by_first_appearance_so_a_changed_id_shape_still_fails() -> None:
+    run = "id a1b2c3d4e5f60718 then 0123456789abcdef0123456789abcdef then a1b2c3d4e5f60718"
+    assert concepts_session.normalise(run) == "id <id 1> then <id 2> then <id 1>"
+    assert concepts_session.normalise("id a1b2c3d4e5f6") == "id a1b2c3d4e5f6"  # not an id of the run's shape
