@@ -10,7 +10,8 @@ from __future__ import annotations
 import json
 import keyword
 import re
-from collections.abc import Mapping
+import sys
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -38,6 +39,33 @@ class Dataset:
     """catalog name -> dataset name"""
     to_catalog: Mapping[str, str]
     """dataset name -> catalog name"""
+
+
+FILES = ("tools.jsonl", "queries.jsonl")
+WHERE_FROM = (
+    "The evaluation data is not part of this repository: a dataset is a folder holding tools.jsonl "
+    "(one tool a line: name, description, parameters as a JSON schema or null, category or null) and "
+    "queries.jsonl (one request a line: query, gold: the names of the tools that answer it, and "
+    "optionally gold_groups: lists of names of which any one counts); docs/discovery.md measures three "
+    "public benchmarks converted to it (MetaTool, LiveMCPBench, BFCL)."
+)
+
+
+def missing(root: Path) -> str | None:
+    """What keeps `root` from being a dataset folder, or None when it is one."""
+    absent = [name for name in FILES if not (root / name).is_file()]
+    if not absent:
+        return None
+    return f"no dataset at {root}: {' and '.join(absent)} not found. {WHERE_FROM}"
+
+
+def require(roots: Sequence[Path], program: str, hint: str = "") -> None:
+    """Exit with status 2 and one clear message when a dataset folder is not there (nothing has run yet)."""
+    for root in roots:
+        problem = missing(root)
+        if problem is not None:
+            print(f"{program}: {problem}{hint}", file=sys.stderr)
+            raise SystemExit(2)
 
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:

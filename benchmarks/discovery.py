@@ -2,9 +2,10 @@
 
     python -m benchmarks.discovery DATASET_DIR [--rankings OUT.jsonl] [--max-queries N]
 
-DATASET_DIR is in the format of the shared evaluation data (`tools.jsonl`, `queries.jsonl`). The tools
-are imported into a real `Catalog` (see `benchmarks.datasets`) and every query goes through
-`Gateway.discover`, exactly the path a model's `discover_tools` call takes; a query's `categories`
+DATASET_DIR is a folder holding `tools.jsonl` and `queries.jsonl` (`benchmarks.datasets.WHERE_FROM`
+says what they hold; the data is not part of the repository, and a missing folder exits with status 2
+and that sentence). The tools are imported into a real `Catalog` (see `benchmarks.datasets`) and
+every query goes through `Gateway.discover`, exactly the path a model's `discover_tools` call takes; a query's `categories`
 hint, when the dataset gives one, is passed as the categories filter to both engines. The baseline
 is bm25s over the same tool text, run in the same process. Metrics follow the reference scorer.
 """
@@ -26,7 +27,7 @@ from gateway.names import to_name
 from gateway.search import SearchIndex, semantic_available
 
 from .baseline import Bm25s
-from .datasets import Dataset, baseline_text, load
+from .datasets import Dataset, baseline_text, load, require
 from .metrics import aggregate
 
 COLUMNS = ("R@1", "R@5", "N@5", "H@5")
@@ -97,6 +98,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--rankings", type=Path, help="write each query's top-10 of our engine to this JSONL")
     parser.add_argument("--max-queries", type=int, default=0, help="score only the first N queries (0: all)")
     args = parser.parse_args(argv)
+    require([args.dataset], "benchmarks.discovery")
 
     start = time.perf_counter()
     data = load(args.dataset)

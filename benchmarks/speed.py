@@ -1,6 +1,9 @@
 """Discovery speed: query latency, index build (or cache load) time, memory per tool; BM25 libraries beside.
 
-    python -m benchmarks.speed [--sizes 100 1000 10000 100000] [--queries 300] [--json docs/discovery-speed.json]
+    python -m benchmarks.speed [--eval-dir DIR] [--sizes 100 1000 10000 100000] [--queries 300] [--json FILE]
+
+DIR holds the dataset folders metatool, livemcpbench and bfcl (see `benchmarks.datasets`; the data is
+not part of the repository, and without it the command exits with status 2 and says so).
 
 Catalogs of each size are synthesised from the real ones in the evaluation data (every tool of
 metatool, livemcpbench and bfcl, imported as in `benchmarks.discovery`): copies get a new name, a
@@ -49,7 +52,7 @@ from gateway import Catalog, Gateway, Principal, ToolDefinition
 from gateway.search import SearchIndex, numpy_available, semantic_available
 from gateway.search import semantic as search_semantic
 
-from .datasets import load
+from .datasets import load, require
 
 DATASETS = ("metatool", "livemcpbench", "bfcl")
 DEFAULT_EVAL_DIR = Path(__file__).resolve().parents[2] / "shared" / "eval"
@@ -245,6 +248,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--eval-dir", type=Path, default=DEFAULT_EVAL_DIR)
     parser.add_argument("--json", type=Path, help="also write the rows to this JSON file (for the plot)")
     args = parser.parse_args(argv)
+    require(
+        [args.eval_dir / name for name in DATASETS],
+        "benchmarks.speed",
+        f" Pass --eval-dir DIR, a folder holding the dataset folders {', '.join(DATASETS)}.",
+    )
 
     base: list[ToolDefinition] = []
     for name in DATASETS:
