@@ -2,7 +2,8 @@
 
 About 13,800 tools (340-odd APIs at their newest stable versions), served through the same three
 meta-tools as every other catalog. `documents.py` finds the documents and picks versions; `methods.py`
-makes each method's entry (name, action, flags, summary); `index.py` caches the entries per package
+makes each method's entry (name, action, flags, summary); `text.py` and `markup.py` make
+descriptions plain text; `index.py` caches the entries per package
 version; `params.py` makes a method's params model on first use; `invoke.py` calls it through the Google
 backend's client; `provider.py` is the `google-apis` catalog provider. See docs/google-apis.md.
 """

@@ -25,7 +25,7 @@ from gateway.names import closest_names
 from .documents import Versions, available, choose, documents_dir, is_alias, package_version, read_document
 from .methods import Api, Method, api_of, assign_names, methods_of
 
-INDEX_FORMAT = 3
+INDEX_FORMAT = 4
 """Changes whenever what is indexed, or how, changes: older files are then ignored."""
 MAX_CACHED_INDEXES = 4
 """Index files kept in the cache directory (other package versions, modes); the least recently used go."""

@@ -166,12 +166,14 @@ def api_of(ref: DocumentRef, doc: dict[str, Any], default: bool) -> Api:
 def methods_of(api: Api, doc: dict[str, Any]) -> list[Method]:
     """Every method of a document, named provisionally (`assign_names` makes names unique)."""
     found = []
+    known = text.identifiers(doc)
     for path, m in _walk(doc):
         method_id = m.get("id") or ".".join((api.name, *path))
         verb = path[-1]
         http_method = str(m.get("httpMethod", "GET")).upper()
         where = ".".join(path[:-1]) or api.name
-        description = text.clean(m.get("description"))
+        described = text.cleaned(m.get("description"), known)
+        description = described.text
         fallback = f"Calls {verb} on {where} ({api.title})."
         media = _media(m)
         long = text.cut(description, text.MAX_DESCRIPTION) or fallback
@@ -188,7 +190,7 @@ def methods_of(api: Api, doc: dict[str, Any]) -> list[Method]:
                 action=action_for(verb, http_method),
                 http_method=http_method,
                 url=str(m.get("flatPath") or m.get("path", "")),
-                summary=text.summary(description, fallback),
+                summary=text.summary(described, fallback),
                 description=long,
                 search_text=" ".join([*sorted(m.get("parameters", {})), *filter(None, schemas)]),
                 read_only=http_method == "GET",

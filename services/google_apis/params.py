@@ -29,6 +29,7 @@ MAX_REF_DEPTH = 2
 schema further away is an open object."""
 MAX_SHARED_BODIES = 256
 """Body models kept for reuse; the least recently used are dropped beyond this."""
+_KNOWN_DOCUMENTS = 8  # documents whose identifiers are kept (see `text.identifiers`)
 
 MODEL_CONFIG = ConfigDict(
     extra="forbid",
@@ -75,8 +76,9 @@ def field_name(key: str, taken: set[str]) -> str:
 class _Builder:
     """Makes the models of one request schema (and the schemas it refers to) in one document."""
 
-    def __init__(self, schemas: dict[str, Any], root: str) -> None:
+    def __init__(self, schemas: dict[str, Any], root: str, known: frozenset[str] = frozenset()) -> None:
         self.schemas = schemas
+        self.known = known
         self.level: dict[str, int] = {root: 0}
         self.queue: deque[str] = deque([root])
         self.models: dict[str, type[BaseModel]] = {}
@@ -105,7 +107,7 @@ class _Builder:
             if prop.get("deprecated"):
                 continue
             annotation, note = self._type(prop, level, class_name + key[:1].upper() + key[1:])
-            description = _describe(prop.get("description"), brief=level > 0)
+            description = _describe(prop.get("description"), self.known, brief=level > 0)
             description = " ".join(filter(None, (description, note))) or f"The {key} field."
             fields[field_name(key, taken)] = (
                 _optional(annotation),
@@ -114,7 +116,7 @@ class _Builder:
         model = create_model(
             class_name,
             __config__=MODEL_CONFIG,
-            __doc__=_describe(schema.get("description"), brief=True) or None,
+            __doc__=_describe(schema.get("description"), self.known, brief=True) or None,
             **fields,
         )
         return model
@@ -160,20 +162,23 @@ class _Builder:
         return ForwardRef(self._key_of(name)), ""
 
 
-def _describe(raw: str | None, *, brief: bool = False) -> str:
-    """A field's description; `brief`: its first sentence (schemas further in cost tokens on every call)."""
-    cleaned = text.clean(raw)
+def _describe(raw: str | None, known: frozenset[str], *, brief: bool = False) -> str:
+    """A field's description; `brief`: its first sentence (schemas further in cost tokens on every call).
+
+    `known`: the document's identifiers (`text.identifiers`), to split words its text fused.
+    """
+    cleaned = text.cleaned(raw, known)
     if brief:
         return text.summary(cleaned, "")
-    return text.cut(cleaned, text.MAX_FIELD_DESCRIPTION)
+    return text.cut(cleaned.text, text.MAX_FIELD_DESCRIPTION)
 
 
-def body_model(schemas: dict[str, Any], root: str) -> type[BaseModel]:
-    """The model of a request body whose schema is `schemas[root]`."""
-    return _Builder(schemas, root).build()
+def body_model(schemas: dict[str, Any], root: str, known: frozenset[str] = frozenset()) -> type[BaseModel]:
+    """The model of a request body whose schema is `schemas[root]`; `known` as for `_describe`."""
+    return _Builder(schemas, root, known).build()
 
 
-def _parameter(key: str, spec: dict[str, Any]) -> tuple[Any, Any]:
+def _parameter(key: str, spec: dict[str, Any], known: frozenset[str]) -> tuple[Any, Any]:
     kind = spec.get("type", "string")
     annotation: Any
     if spec.get("enum"):
@@ -192,7 +197,7 @@ def _parameter(key: str, spec: dict[str, Any]) -> tuple[Any, Any]:
             annotation = Annotated[annotation, Field(**constraints)]
             constraints = {}
         annotation = Annotated[list[annotation], BeforeValidator(_as_list)]
-    description = _describe(spec.get("description")) or f"The {key} parameter."
+    description = _describe(spec.get("description"), known) or f"The {key} parameter."
     if spec.get("required"):
         return annotation, Field(alias=key, description=description, **constraints)
     return _optional(annotation), Field(None, alias=key, description=description, **constraints)
@@ -211,6 +216,7 @@ class ParamsFactory:
 
     def __init__(self) -> None:
         self._bodies: OrderedDict[tuple[str, str], type[BaseModel]] = OrderedDict()
+        self._known: OrderedDict[str, frozenset[str]] = OrderedDict()
         self._lock = threading.Lock()
 
     def model(self, name: str, doc_key: str, doc: dict[str, Any], method: dict[str, Any]) -> type[BaseModel]:
@@ -220,12 +226,13 @@ class ParamsFactory:
         order += sorted(k for k in parameters if k not in order)
         taken: set[str] = {"body"}
         fields: dict[str, Any] = {}
+        known = self._identifiers(doc_key, doc)
         for key in order:
-            fields[field_name(key, taken)] = _parameter(key, parameters[key])
+            fields[field_name(key, taken)] = _parameter(key, parameters[key], known)
         request = method.get("request")
         root = request.get("$ref") if request else None
         if root and root in doc.get("schemas", {}):
-            body = self._body(doc_key, doc["schemas"], root)
+            body = self._body(doc_key, doc["schemas"], root, known)
             fields["body"] = (
                 _optional(body),
                 Field(None, description=f"The request body: {_a(root)} object."),
@@ -237,14 +244,29 @@ class ParamsFactory:
             )
         return create_model(name, __config__=MODEL_CONFIG, **fields)
 
-    def _body(self, doc_key: str, schemas: dict[str, Any], root: str) -> type[BaseModel]:
+    def _identifiers(self, doc_key: str, doc: dict[str, Any]) -> frozenset[str]:
+        with self._lock:
+            found = self._known.get(doc_key)
+            if found is not None:
+                self._known.move_to_end(doc_key)
+                return found
+        found = text.identifiers(doc)
+        with self._lock:
+            self._known[doc_key] = found
+            while len(self._known) > _KNOWN_DOCUMENTS:
+                self._known.popitem(last=False)
+        return found
+
+    def _body(
+        self, doc_key: str, schemas: dict[str, Any], root: str, known: frozenset[str]
+    ) -> type[BaseModel]:
         key = (doc_key, root)
         with self._lock:
             found = self._bodies.get(key)
             if found is not None:
                 self._bodies.move_to_end(key)
                 return found
-        built = body_model(schemas, root)
+        built = body_model(schemas, root, known)
         with self._lock:
             self._bodies[key] = built
             while len(self._bodies) > MAX_SHARED_BODIES:
