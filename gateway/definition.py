@@ -11,7 +11,7 @@ from typing import Any, TypeVar, get_type_hints
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaMode
-from pydantic_core import CoreSchema
+from pydantic_core import CoreSchema, PydanticSerializationError, to_json
 
 from .actions import ACTIONS, normalize_action
 from .context import ToolContext
@@ -20,8 +20,11 @@ from .signatures import params_model_of, read_signature
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-PARAMS_CONFIG = ConfigDict(extra="forbid", str_strip_whitespace=False, use_attribute_docstrings=True)
-"""Model config every params model should use: unknown fields are errors, docstrings document fields."""
+PARAMS_CONFIG = ConfigDict(
+    extra="forbid", strict=True, str_strip_whitespace=False, use_attribute_docstrings=True
+)
+"""Model config every params model should use: unknown fields are errors, docstrings document fields,
+and arguments are taken strictly (see `validate_arguments`; `Field(strict=False)` opts one field out)."""
 
 MAX_SUMMARY_LENGTH = 160
 
@@ -61,6 +64,20 @@ class _CleanSchema(GenerateJsonSchema):
 def params_schema(model: type[BaseModel]) -> dict[str, Any]:
     """The JSON schema a model sees for a params model."""
     return model.model_json_schema(schema_generator=_CleanSchema)
+
+
+def validate_arguments(model: type[BaseModel], arguments: Mapping[str, Any]) -> BaseModel:
+    """Check a call's arguments as what they are, JSON, against a params model.
+
+    In JSON mode a string still becomes a date, a datetime, an enum member or a UUID where the
+    schema says string; with `PARAMS_CONFIG` (strict) nothing else is guessed: "10" is not an
+    integer, "yes" and 1 are not booleans (an integer is still a fine number).
+
+    Raises:
+        ValidationError: the arguments do not fit the model.
+        PydanticSerializationError: an argument is not JSON data (a host's mistake; a model sends JSON).
+    """
+    return model.model_validate_json(to_json(dict(arguments)))
 
 
 # The params model of a tool that takes no arguments (no docstring: it would show in the schema).
@@ -367,8 +384,12 @@ def definition_problems(d: ToolDefinition, *, undescribed: str = "the model read
     except Exception as exc:  # any failure here is a schema problem to report, not to crash on
         bad(f"params model {d.params.__name__} has no JSON schema ({type(exc).__name__}: {exc})")
     for i, example in enumerate(d.examples):
-        try:
-            d.params.model_validate(example)
+        try:  # as the model would send it: JSON, strictly
+            validate_arguments(d.params, example)
         except ValidationError as exc:
-            bad(f"example {i} does not validate: {exc.error_count()} error(s)")
+            first = exc.errors(include_url=False)[0]
+            where = ".".join(map(str, first["loc"])) or "(parameters)"
+            bad(f"example {i} does not validate: {where}: {first['msg']} ({exc.error_count()} error(s))")
+        except PydanticSerializationError:
+            bad(f"example {i} is not JSON data")
     return problems

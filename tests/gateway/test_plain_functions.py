@@ -304,7 +304,7 @@ def test_the_params_model_form_is_unchanged_beside_plain_functions() -> None:
 
 
 def test_examples_of_a_plain_function_must_validate() -> None:
-    @tool(category="demo", action="read", read_only=True, examples=[{"name": "Ada", "exited": True}])
+    @tool(category="demo", action="read", read_only=True, examples=[{"name": "Ada", "excited": "yes"}])
     def demo_hello(name: str, excited: bool = False) -> str:
         """Say hello.
 
@@ -315,7 +315,9 @@ def test_examples_of_a_plain_function_must_validate() -> None:
         return name
 
     problems = definition_from_function(demo_hello)[1]
-    assert problems == ["demo_hello: example 0 does not validate: 1 error(s)"]
+    assert problems == [
+        "demo_hello: example 0 does not validate: excited: Input should be a valid boolean (1 error(s))"
+    ]
 
 
 def test_the_command_line_serves_plain_functions(tmp_path: Path) -> None:
@@ -333,3 +335,10 @@ def test_the_command_line_serves_plain_functions(tmp_path: Path) -> None:
     assert code == 0 and schema["parameters"] == GREET_SCHEMA
     code, output = run("invoke", "greet", '{"name": "Ada", "excited": true}')
     assert (code, output) == (0, "Hello, Ada!")
+    code, output = run("invoke", "greet", '{"name": "Ada", "excited": "yes"}')
+    assert code == 1 and output["error"]["problems"] == [
+        {
+            "loc": "excited",
+            "msg": "Input should be a valid boolean, not a string: send true or false without quotes",
+        }
+    ]
