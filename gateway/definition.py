@@ -11,16 +11,20 @@ from typing import Any, TypeVar, get_type_hints
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaMode
-from pydantic_core import CoreSchema
+from pydantic_core import CoreSchema, PydanticSerializationError, to_json
 
 from .actions import ACTIONS, normalize_action
 from .context import ToolContext
 from .names import NAME_PATTERN, name_problem
+from .signatures import params_model_of, read_signature
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-PARAMS_CONFIG = ConfigDict(extra="forbid", str_strip_whitespace=False, use_attribute_docstrings=True)
-"""Model config every params model should use: unknown fields are errors, docstrings document fields."""
+PARAMS_CONFIG = ConfigDict(
+    extra="forbid", strict=True, str_strip_whitespace=False, use_attribute_docstrings=True
+)
+"""Model config every params model should use: unknown fields are errors, docstrings document fields,
+and arguments are taken strictly (see `validate_arguments`; `Field(strict=False)` opts one field out)."""
 
 MAX_SUMMARY_LENGTH = 160
 
@@ -60,6 +64,20 @@ class _CleanSchema(GenerateJsonSchema):
 def params_schema(model: type[BaseModel]) -> dict[str, Any]:
     """The JSON schema a model sees for a params model."""
     return model.model_json_schema(schema_generator=_CleanSchema)
+
+
+def validate_arguments(model: type[BaseModel], arguments: Mapping[str, Any]) -> BaseModel:
+    """Check a call's arguments as what they are, JSON, against a params model.
+
+    In JSON mode a string still becomes a date, a datetime, an enum member or a UUID where the
+    schema says string; with `PARAMS_CONFIG` (strict) nothing else is guessed: "10" is not an
+    integer, "yes" and 1 are not booleans (an integer is still a fine number).
+
+    Raises:
+        ValidationError: the arguments do not fit the model.
+        PydanticSerializationError: an argument is not JSON data (a host's mistake; a model sends JSON).
+    """
+    return model.model_validate_json(to_json(dict(arguments)))
 
 
 # The params model of a tool that takes no arguments (no docstring: it would show in the schema).
@@ -226,9 +244,11 @@ def tool(
 ) -> Callable[[F], F]:
     """Mark a function as a tool. The function is returned unchanged; register it with a Catalog.
 
-    The function takes a params model instance (`params`, or else its first parameter's
-    annotation, is the params model) and optionally a `ToolContext`. The docstring's first line is the
-    summary and the whole docstring the description, unless given here.
+    The function takes either plain typed parameters, described in its docstring (Google, NumPy or
+    reST style) and called by keyword, or a params model instance (`params`, or else its first
+    parameter's annotation, is the params model); either way a parameter annotated `ToolContext`
+    gets the call's context. The docstring's first line is the summary and the rest the description
+    (the whole docstring for a params model), unless given here.
     """
 
     def mark(fn: F) -> F:
@@ -263,37 +283,50 @@ def definition_from_function(fn: Callable[..., Any]) -> tuple[ToolDefinition | N
     spec = getattr(fn, _SPEC_ATTR, None)
     if spec is None:
         return None, [f"{label}: not decorated with @tool"]
+    name = spec["name"] or fn.__name__
     problems: list[str] = []
     doc = inspect.getdoc(fn) or ""
-    summary = spec["summary"] or (doc.strip().splitlines()[0] if doc.strip() else "")
-    description = spec["description"] or doc
-    params: Any = spec["params"] or NoParams
-    try:
-        first = next(iter(inspect.signature(fn).parameters.values()), None)
-        if spec["params"] is None and first is not None:
-            params = get_type_hints(fn).get(first.name, first.annotation)
-    except (NameError, TypeError) as exc:
-        problems.append(f"{label}: cannot read the params annotation ({exc}); pass params=... to @tool")
-    verb = spec["action"] or _verb_from_name(spec["name"] or fn.__name__)
+    summary = doc.strip().splitlines()[0] if doc.strip() else ""
+    description, handler, examples = doc, fn, spec["examples"]
+    params: Any = spec["params"]
+    undescribed = "the model reads it"
+    if params is None:
+        try:
+            parameters = list(inspect.signature(fn).parameters.values())
+            hints = get_type_hints(fn, include_extras=True)
+        except (NameError, TypeError, ValueError) as exc:
+            problems.append(
+                f"{label}: cannot read its annotations ({exc}); define the types they name at module level"
+            )
+            parameters, hints = [], {}
+        params = params_model_of(parameters, hints)
+        if params is None and not problems:
+            plain = read_signature(fn, parameters, hints, PARAMS_CONFIG)
+            problems.extend(f"{name}: {p}" for p in plain.problems)
+            summary, description, handler = plain.summary, plain.description, plain.handler
+            params, undescribed = plain.model, plain.undescribed
+        if params is None:  # unusable: checked as taking nothing, so the other problems still show
+            params, examples = NoParams, ()
+    verb = spec["action"] or _verb_from_name(name)
     definition = ToolDefinition(
-        name=spec["name"] or fn.__name__,
+        name=name,
         category=spec["category"],
         action=normalize_action(verb) or verb,
         verb=verb,
-        summary=summary,
-        description=description,
+        summary=spec["summary"] or summary,
+        description=spec["description"] or description,
         params=params,
-        handler=fn,
+        handler=handler,
         read_only=spec["read_only"],
         destructive=spec["destructive"],
         concurrency_safe=spec["concurrency_safe"],
         tags=spec["tags"],
-        examples=spec["examples"],
+        examples=examples,
         timeout=spec["timeout"],
         permission=spec["permission"],
         prompt=spec["prompt"],
     )
-    problems.extend(definition_problems(definition))
+    problems.extend(definition_problems(definition, undescribed=undescribed))
     return (None if problems else definition), problems
 
 
@@ -304,8 +337,11 @@ def _verb_from_name(name: str) -> str:
     return name
 
 
-def definition_problems(d: ToolDefinition) -> list[str]:
-    """Every reason a definition is unusable; empty when it is fine."""
+def definition_problems(d: ToolDefinition, *, undescribed: str = "the model reads it") -> list[str]:
+    """Every reason a definition is unusable; empty when it is fine.
+
+    `undescribed` is the hint given for a parameter without a description.
+    """
     label = d.name if isinstance(d.name, str) and d.name else "<unnamed tool>"
     problems: list[str] = []
 
@@ -342,14 +378,18 @@ def definition_problems(d: ToolDefinition) -> list[str]:
         bad(f"params model {d.params.__name__} must set extra='forbid' (use PARAMS_CONFIG)")
     for field_name, info in d.params.model_fields.items():
         if not (info.description and info.description.strip()):
-            bad(f"parameter {field_name!r} has no description (the model reads it)")
+            bad(f"parameter {field_name!r} has no description ({undescribed})")
     try:
         params_schema(d.params)
     except Exception as exc:  # any failure here is a schema problem to report, not to crash on
         bad(f"params model {d.params.__name__} has no JSON schema ({type(exc).__name__}: {exc})")
     for i, example in enumerate(d.examples):
-        try:
-            d.params.model_validate(example)
+        try:  # as the model would send it: JSON, strictly
+            validate_arguments(d.params, example)
         except ValidationError as exc:
-            bad(f"example {i} does not validate: {exc.error_count()} error(s)")
+            first = exc.errors(include_url=False)[0]
+            where = ".".join(map(str, first["loc"])) or "(parameters)"
+            bad(f"example {i} does not validate: {where}: {first['msg']} ({exc.error_count()} error(s))")
+        except PydanticSerializationError:
+            bad(f"example {i} is not JSON data")
     return problems

@@ -16,13 +16,14 @@ from collections.abc import Awaitable, Collection, Iterable, Mapping
 from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ValidationError
+from pydantic_core import PydanticSerializationError
 
 from . import discovery
 from .audit import Auditor, AuditSink, Outcome, Redactor, redact_secrets
 from .catalog import Catalog
 from .confirmation import ConfirmationGate, NeedsConfirmation, Proceed, Refused
 from .context import ErrorInfo, PendingConfirmation, Principal, Problem, ToolContext, ToolResult
-from .definition import ToolDefinition
+from .definition import ToolDefinition, validate_arguments
 from .errors import ToolFailed, ToolInputError, UnknownTool
 from .meta_tools import build_meta_catalog
 from .names import closest_names
@@ -339,10 +340,12 @@ class Gateway:
 
     def _validate(self, d: ToolDefinition, raw: dict[str, Any], *, meta: bool = False) -> BaseModel:
         try:
-            return d.model.model_validate(raw)
+            return validate_arguments(d.model, raw)
         except ValidationError as exc:
             problems = problems_from_validation(exc, list(d.model.model_fields))
-            raise _CallError(invalid_arguments(d, problems, meta=meta), "invalid") from None
+        except PydanticSerializationError:  # only a host can pass objects; a model sends JSON
+            problems = (Problem("parameters", "Must be JSON data (objects, arrays, strings, numbers)"),)
+        raise _CallError(invalid_arguments(d, problems, meta=meta), "invalid") from None
 
     async def _run(self, d: ToolDefinition, params: BaseModel, ctx: ToolContext) -> Any:
         # math.inf opts out (invoke_tool: the call it wraps has its own limit).

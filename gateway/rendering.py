@@ -42,10 +42,25 @@ def safe_text(value: object, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+# What to send instead, for a value of the wrong JSON type (arguments are validated strictly).
+_SEND = {"bool_type": "true or false", "int_type": "a whole number", "float_type": "a number"}
+
+
+def _json_kind(value: object) -> str:
+    kinds = (
+        (str, "a string"),
+        (bool, "a boolean"),
+        (float, "a decimal"),
+        (int, "a number"),
+        (list, "an array"),
+    )
+    return next((kind for t, kind in kinds if isinstance(value, t)), "null" if value is None else "an object")
+
+
 def problems_from_validation(exc: ValidationError, model_fields: Sequence[str]) -> tuple[Problem, ...]:
-    """Pydantic errors as `{loc, msg}` pairs, without echoing the offending input."""
+    """Pydantic errors as `{loc, msg}` pairs, without echoing the offending input (only its JSON type)."""
     problems = []
-    for error in exc.errors(include_url=False, include_input=False):
+    for error in exc.errors(include_url=False):
         loc = ".".join(str(part) for part in error["loc"]) or "(parameters)"
         msg = error["msg"]
         if error["type"] == "extra_forbidden":
@@ -53,6 +68,10 @@ def problems_from_validation(exc: ValidationError, model_fields: Sequence[str]) 
             msg = f"Unknown parameter; allowed parameters: {allowed}"
         elif error["type"] == "missing":
             msg = "Required parameter is missing"
+        elif error["type"] in _SEND:
+            kind = _json_kind(error.get("input"))
+            unquote = " without quotes" if kind == "a string" else ""
+            msg = f"{msg}, not {kind}: send {_SEND[error['type']]}{unquote}"
         problems.append(Problem(safe_text(loc, _MAX_LOC), safe_text(msg, _MAX_MSG)))
     return tuple(problems)
 

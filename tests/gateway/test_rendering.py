@@ -14,7 +14,7 @@ from .sample_tools import ALL_TOOLS
 CASES: dict[str, tuple[str, Any]] = {
     "wrong_type": (
         "invoke_tool",
-        {"tool_name": "notes_create", "parameters": {"title": "x", "priority": "hi"}},
+        {"tool_name": "notes_create", "parameters": {"title": "x", "priority": "3"}},
     ),
     "missing_and_extra": ("invoke_tool", {"tool_name": "notes_create", "parameters": {"titel": "x"}}),
     "malformed_json": ("invoke_tool", {"tool_name": "notes_create", "parameters": '{"title": '}),
