@@ -1,6 +1,12 @@
 """Discovery quality: our `discover_tools` ranking next to plain BM25, on one dataset folder.
 
     python -m benchmarks.discovery DATASET_DIR [--rankings OUT.jsonl] [--max-queries N]
+        [--history HISTORY.jsonl | --history-split] [--growth]
+
+With history (a file in the `queries.jsonl` format, or `--history-split`: the dataset's queries whose
+sha1 % 4 == 0, the rest being ranked), it is imported as `gateway usage import` would, and rows
+"with history" follow the zero-shot ones on the same queries. `--growth` adds rows for 1%, 10% and
+100% of the history.
 
 DATASET_DIR is a folder holding `tools.jsonl` and `queries.jsonl` (`benchmarks.datasets.WHERE_FROM`
 says what they hold; the data is not part of the repository, and a missing folder exits with status 2
@@ -25,9 +31,11 @@ from typing import Any
 from gateway import Catalog, Gateway, Principal
 from gateway.names import to_name
 from gateway.search import SearchIndex, semantic_available
+from gateway.usage import Usage
 
 from .baseline import Bm25s
-from .datasets import Dataset, baseline_text, load, require
+from .datasets import Dataset, baseline_text, load, read_jsonl, require
+from .history import split, usage_from
 from .metrics import aggregate
 
 COLUMNS = ("R@1", "R@5", "N@5", "H@5")
@@ -54,16 +62,16 @@ def _run(
 class _Gateway(Gateway):
     """A gateway whose index is built with the semantic layer on or off, whatever is installed."""
 
-    def __init__(self, catalog: Catalog, semantic: bool) -> None:
-        super().__init__(catalog)
+    def __init__(self, catalog: Catalog, semantic: bool, usage: Usage | None = None) -> None:
+        super().__init__(catalog, usage=usage)
         self._search_index = SearchIndex(catalog, semantic=semantic)
 
     def index(self, principal: Principal | None = None) -> SearchIndex:
         return self._search_index
 
 
-def ours(data: Dataset, semantic: bool) -> Callable[[dict[str, Any]], list[str]]:
-    gateway = _Gateway(data.catalog, semantic)
+def ours(data: Dataset, semantic: bool, usage: Usage | None = None) -> Callable[[dict[str, Any]], list[str]]:
+    gateway = _Gateway(data.catalog, semantic, usage)
     principal = Principal()
 
     def rank(query: dict[str, Any]) -> list[str]:
@@ -90,6 +98,35 @@ def baseline(data: Dataset) -> Callable[[dict[str, Any]], list[str]]:
     return rank
 
 
+Engine = tuple[str, Callable[[], Callable[[dict[str, Any]], list[str]]]]
+
+
+def _engines(data: Dataset, history: Sequence[dict[str, Any]], *, growth: bool) -> list[Engine]:
+    """Ours zero-shot, ours with (shares of) the history, then the baseline: the table's rows in order."""
+    semantic = semantic_available()
+    engines: list[Engine] = [("ours, lexical (default install)", lambda: ours(data, semantic=False))]
+    if semantic:
+        engines.append(("ours, hybrid ('search' extra)", lambda: ours(data, semantic=True)))
+    else:
+        print("the 'search' extra is not installed: hybrid engine skipped", file=sys.stderr)
+    if history:
+        rows = [(False, 1.0)] + [(semantic, share) for share in ((0.01, 0.1, 1.0) if growth else (1.0,))]
+        for hybrid, share in rows:
+            part = history[: max(1, round(len(history) * share))]
+            kind = "hybrid" if hybrid else "lexical"
+            label = f"ours, {kind}, with {share:.0%} of the history ({len(part)} queries)"
+            engines.append(
+                (
+                    label,
+                    lambda part=part, hybrid=hybrid: ours(
+                        data, hybrid, usage_from(data, part, semantic=hybrid)[0]
+                    ),
+                )
+            )
+    engines.append(("BM25 baseline (bm25s)", lambda: baseline(data)))
+    return engines
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -97,25 +134,32 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("dataset", type=Path, help="folder holding tools.jsonl and queries.jsonl")
     parser.add_argument("--rankings", type=Path, help="write each query's top-10 of our engine to this JSONL")
     parser.add_argument("--max-queries", type=int, default=0, help="score only the first N queries (0: all)")
+    parser.add_argument("--history", type=Path, help="earlier traffic (queries.jsonl format) to learn from")
+    parser.add_argument(
+        "--history-split",
+        action="store_true",
+        help="history: the queries whose sha1 %% 4 == 0; rank the rest",
+    )
+    parser.add_argument("--growth", action="store_true", help="rows for 1%%, 10%% and 100%% of the history")
     args = parser.parse_args(argv)
     require([args.dataset], "benchmarks.discovery")
 
     start = time.perf_counter()
     data = load(args.dataset)
-    queries = data.queries[: args.max_queries] if args.max_queries else data.queries
+    queries = data.queries
+    history: list[dict[str, Any]] = []
+    if args.history_split:
+        history, queries = split(queries)
+    elif args.history:
+        require([args.history], "benchmarks.discovery --history")
+        history = read_jsonl(args.history)
+    queries = queries[: args.max_queries] if args.max_queries else queries
     print(
         f"dataset {args.dataset.name}: {len(data.catalog)} tools, {len(queries)} queries "
         f"(loaded into a Catalog in {time.perf_counter() - start:.1f} s)",
         file=sys.stderr,
     )
-    engines: list[tuple[str, Callable[[], Callable[[dict[str, Any]], list[str]]]]] = [
-        ("ours, lexical (default install)", lambda: ours(data, semantic=False))
-    ]
-    if semantic_available():
-        engines.append(("ours, hybrid ('search' extra)", lambda: ours(data, semantic=True)))
-    else:
-        print("the 'search' extra is not installed: hybrid engine skipped", file=sys.stderr)
-    engines.append(("BM25 baseline (bm25s)", lambda: baseline(data)))
+    engines = _engines(data, history, growth=args.growth)
     our_rankings: list[list[str]] = []
     results: list[tuple[str, dict[str, float], list[float]]] = []
     for label, factory in engines:

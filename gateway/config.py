@@ -111,6 +111,21 @@ class AuditSettings(_Section):
     fsync: bool = False
 
 
+class UsageSettings(_Section):
+    """Learning from use: which tools sessions ran after their searches (docs/discovery.md)."""
+
+    enabled: bool = True
+    # Where pairs live: sqlite (a file in the data directory), memory (this process), redis (replicas).
+    store: Literal["sqlite", "memory", "redis"] = "sqlite"
+    path: Path | None = None  # default: <data_dir>/usage.sqlite3
+    redis_url: str = "redis://127.0.0.1:6379/0"
+    max_queries_per_tool: int = Field(100, ge=1)
+    max_count_per_principal: int = Field(3, ge=1)  # one principal repeating a pair counts at most this
+    max_pairs_per_principal_per_day: int = Field(500, ge=1)
+    half_life_days: float = Field(30.0, gt=0)
+    retention_days: float = Field(180.0, gt=0)
+
+
 class GoogleSettings(_Section):
     """The Google backend (`backend = "google"`): how to authenticate and which services to enable."""
 
@@ -157,6 +172,7 @@ class Settings(_Section):
     confirmation: ConfirmationSettings = ConfirmationSettings()
     audit: AuditSettings = AuditSettings()
     serve: ServeSettings = ServeSettings()
+    usage: UsageSettings = UsageSettings()
     google: GoogleSettings = GoogleSettings()
     google_apis: GoogleApisSettings = GoogleApisSettings()
 
@@ -174,6 +190,10 @@ class Settings(_Section):
     @property
     def audit_path(self) -> Path:
         return self.audit.path or self.data_dir / "audit.jsonl"
+
+    @property
+    def usage_path(self) -> Path:
+        return self.usage.path or self.data_dir / "usage.sqlite3"
 
     @property
     def confirmation_path(self) -> Path:
@@ -196,6 +216,8 @@ ENVIRONMENT: Mapping[str, str] = {
     "GATEWAY_CONFIRMATION_STORE": "confirmation.store",
     "GATEWAY_CONFIRMATION_SECRET": "confirmation.secret",
     "GATEWAY_REDIS_URL": "confirmation.redis_url",
+    "GATEWAY_USAGE": "usage.enabled",
+    "GATEWAY_USAGE_STORE": "usage.store",
     "GATEWAY_SERVE_TRANSPORT": "serve.transport",
     "GATEWAY_SERVE_HOST": "serve.host",
     "GATEWAY_SERVE_PORT": "serve.port",

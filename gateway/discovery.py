@@ -11,7 +11,7 @@ import base64
 import binascii
 import hashlib
 import json
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 from .definition import ToolDefinition
@@ -21,6 +21,12 @@ from .rendering import safe_text
 from .search import SearchIndex
 
 MAX_DISCOVER_LIMIT = 50
+VOTE_WEIGHT = 2.0
+"""A learned vote of 1 adds twice the page's best text score: a request made before finds where it
+ended, whatever the tools' text says; a weak vote only reorders near neighbours."""
+
+Votes = Callable[[str, Collection[str] | None, Collection[str] | None], Mapping[str, float]]
+"""(query, categories, actions) -> tool name -> vote in (0, 1]: what earlier traffic says."""
 
 
 def overview(tools: Sequence[ToolDefinition]) -> dict[str, Any]:
@@ -51,6 +57,7 @@ def discover(
     actions: Collection[str] | None = None,
     limit: int = 10,
     cursor: str | None = None,
+    votes: Votes | None = None,
 ) -> dict[str, Any]:
     """One page of the tools in `visible` for a request. No query and no filter: an overview.
 
@@ -63,6 +70,7 @@ def discover(
         actions: only tools with these actions.
         limit: tools per page (at most `MAX_DISCOVER_LIMIT`).
         cursor: `next_cursor` of the previous page of the same request.
+        votes: learned evidence for the request's tools (None or no vote: the ranking of the text).
     """
     query = (query or "").strip()
     if not query and not categories and not actions:
@@ -82,8 +90,16 @@ def discover(
     limit = max(1, min(limit, MAX_DISCOVER_LIMIT))
     if query:
         # The index ranks (exact name, name prefix, then score) and filters.
-        found, total = index.page(query, categories=categories, actions=actions, offset=offset, limit=limit)
-        page = [d for d, _ in found]  # scores already scaled by each tool's rank_weight
+        learned = votes(query, categories, actions) if votes is not None else {}
+        if learned and index.tool(query.strip().lower()) is None:  # an exact name stays first
+            page, total = _blend(
+                index, query, learned, categories=categories, actions=actions, offset=offset, limit=limit
+            )
+        else:
+            found, total = index.page(
+                query, categories=categories, actions=actions, offset=offset, limit=limit
+            )
+            page = [d for d, _ in found]  # scores already scaled by each tool's rank_weight
     else:
         pool = [
             d
@@ -104,6 +120,40 @@ def discover(
         "or browse a category with discover_tools(categories=[...])."
     )
     return out
+
+
+def _blend(
+    index: SearchIndex,
+    query: str,
+    learned: Mapping[str, float],
+    *,
+    categories: Collection[str] | None,
+    actions: Collection[str] | None,
+    offset: int,
+    limit: int,
+) -> tuple[list[ToolDefinition], int]:
+    """The text's ranking with learned votes added; the total counts the voted tools too.
+
+    A vote only raises its tool, so the tools the text ranks before the cut, plus the voted ones,
+    hold every tool of the blended page.
+    """
+    depth = offset + limit
+    found, total = index.page(query, categories=categories, actions=actions, limit=depth + len(learned))
+    scores = {d.name: s for d, s in found}
+    tools = {d.name: d for d, _ in found}
+    missing = [name for name in learned if name not in scores]
+    if missing:
+        for d, s in index.search(query, set(missing), categories=categories, actions=actions):
+            scores[d.name], tools[d.name] = s, d
+        for name in missing:
+            known = index.tool(name)
+            if name not in tools and known is not None:
+                scores[name], tools[name] = 0.0, known
+    top = max(scores.values(), default=0.0) or 1.0
+    blended = {name: s / top + VOTE_WEIGHT * learned.get(name, 0.0) for name, s in scores.items()}
+    ranked = sorted(blended, key=lambda name: (-blended[name], name))
+    total += len(set(learned) - index.matching(query, learned))
+    return [tools[name] for name in ranked[offset:depth]], total
 
 
 def _entry(d: ToolDefinition) -> dict[str, Any]:

@@ -38,6 +38,7 @@ from .rendering import (
     unknown_meta_tool,
 )
 from .search import SearchIndex
+from .usage import NO_SESSION, Usage
 
 log = logging.getLogger("gateway")
 T = TypeVar("T")
@@ -81,6 +82,7 @@ class Gateway:
         default_timeout: seconds a handler may run when its definition sets none.
         search_cache_dir: where the search index of a large catalog is cached (None: the user's
             cache directory; False: never cached). See `SearchIndex.load_or_build`.
+        usage: learning from use: what sessions searched for and then ran (None: no learning).
     """
 
     def __init__(
@@ -95,6 +97,7 @@ class Gateway:
         default_timeout: float = DEFAULT_TIMEOUT_SECONDS,
         max_parameter_bytes: int = MAX_PARAMETER_BYTES,
         search_cache_dir: str | os.PathLike[str] | Literal[False] | None = None,
+        usage: Usage | None = None,
     ) -> None:
         self.catalog = catalog
         self.resources: Mapping[type, object] = dict(resources or {})
@@ -104,6 +107,7 @@ class Gateway:
         self.default_timeout = default_timeout
         self.max_parameter_bytes = max_parameter_bytes
         self.search_cache_dir = search_cache_dir
+        self.usage = usage
         self.meta = build_meta_catalog(self)
         self._index: tuple[int, SearchIndex] | None = None
         self._visible: dict[tuple[int, Principal], tuple[ToolDefinition, ...]] = {}
@@ -182,17 +186,36 @@ class Gateway:
         actions: Collection[str] | None = None,
         limit: int = 10,
         cursor: str | None = None,
+        session: str = NO_SESSION,
     ) -> dict[str, Any]:
-        """Find tools: filter by category and action, rank by query. No arguments: an overview."""
-        return discovery.discover(
-            self.visible(principal),
+        """Find tools: filter by category and action, rank by query. No arguments: an overview.
+
+        With learning from use (`usage`), earlier traffic's evidence joins the ranking, and the
+        search is remembered for `session` (a successful call that follows it teaches the gateway).
+        """
+        visible = self.visible(principal)
+        usage = self.usage
+        votes: discovery.Votes | None = None
+        if usage is not None:
+
+            def votes(
+                text: str, cats: Collection[str] | None, acts: Collection[str] | None
+            ) -> Mapping[str, float]:
+                return usage.votes(visible, text, categories=cats, actions=acts)
+
+        out = discovery.discover(
+            visible,
             self.index(principal),
             query=query,
             categories=categories,
             actions=actions,
             limit=limit,
             cursor=cursor,
+            votes=votes,
         )
+        if usage is not None and query and query.strip() and "tools" in out:
+            usage.searched(session, query.strip(), [t["name"] for t in out["tools"]], out["total"])
+        return out
 
     def schema(self, principal: Principal, tool_name: str) -> dict[str, Any]:
         """Everything needed to call one tool: description, JSON schema, flags, an example."""
@@ -289,6 +312,8 @@ class Gateway:
             audit(exc.outcome, exc.info.code)
             return ToolResult(name, ctx.call_id, "error", error=exc.info, duration_ms=_elapsed_ms(start))
         audit("executed")
+        if self.usage is not None:
+            self.usage.invoked(ctx.session_id, ctx.principal.id, d.name)
         return ToolResult(
             d.name, ctx.call_id, "ok", output=to_jsonable(output), duration_ms=_elapsed_ms(start)
         )

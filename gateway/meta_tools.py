@@ -62,6 +62,7 @@ class Backend(Protocol):
         actions: Collection[str] | None = None,
         limit: int = 10,
         cursor: str | None = None,
+        session: str = ...,
     ) -> dict[str, Any]: ...
 
     def schema(self, principal: Principal, tool_name: str) -> dict[str, Any]: ...
@@ -87,6 +88,7 @@ def build_meta_catalog(gateway: Backend) -> Catalog:
             actions=params.actions,
             limit=params.limit,
             cursor=params.cursor,
+            session=ctx.session_id,
         )
 
     async def get_tool_schema(params: SchemaParams, ctx: ToolContext) -> dict[str, Any]:

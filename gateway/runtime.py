@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import gc
+import logging
+import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from datetime import datetime
@@ -16,6 +18,9 @@ from .engine import Gateway
 from .policy import Policy, Rule
 from .stores import close_store, open_store
 from .toolset import ProviderOptions, load_provider
+from .usage import Limits, RedisUsageStore, SqliteUsageStore, Usage, UsageStore
+
+log = logging.getLogger("gateway")
 
 
 def policy_from(settings: Settings) -> Policy:
@@ -36,6 +41,33 @@ def principal_from(settings: Settings, principal_id: str | None = None) -> Princ
     pid = principal_id or settings.principal
     entry = settings.principals.get(pid)
     return Principal(id=pid, roles=frozenset(entry.roles if entry else ()), agent=settings.agent)
+
+
+def open_usage(settings: Settings) -> Usage | None:
+    """Learning from use as configured; None when it is off, or when its store cannot be opened
+    (a read-only data directory: the gateway then serves without learning, and says so once)."""
+    config = settings.usage
+    if not config.enabled:
+        return None
+    limits = Limits(
+        max_queries_per_tool=config.max_queries_per_tool,
+        max_count_per_principal=config.max_count_per_principal,
+        max_pairs_per_principal_per_day=config.max_pairs_per_principal_per_day,
+        half_life_days=config.half_life_days,
+        retention_days=config.retention_days,
+    )
+    store: UsageStore
+    try:
+        if config.store == "redis":
+            store = RedisUsageStore(config.redis_url, limits=limits)
+        elif config.store == "sqlite":
+            store = SqliteUsageStore(settings.usage_path, limits=limits)
+        else:
+            store = SqliteUsageStore(":memory:", limits=limits)
+    except (OSError, sqlite3.Error) as exc:
+        log.warning("learning from use is off: cannot open %s (%s)", settings.usage_path, exc)
+        return None
+    return Usage(store)
 
 
 @contextmanager
@@ -92,7 +124,10 @@ def open_gateway(
             store=store,
             secret=secret.get_secret_value().encode() if secret else None,
         )
-        yield Gateway(catalog, resources=resources, policy=policy, gate=gate, audit=audit)
+        usage = open_usage(settings)
+        if usage is not None:
+            closers.append(usage.close)
+        yield Gateway(catalog, resources=resources, policy=policy, gate=gate, audit=audit, usage=usage)
     finally:
         for close in reversed(closers):
             with suppress(Exception):

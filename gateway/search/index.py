@@ -15,6 +15,7 @@ for a query that touches many postings: the same ranking), blended with embeddin
 
 from __future__ import annotations
 
+import bisect
 import math
 import re
 from collections import Counter
@@ -221,6 +222,32 @@ class SearchIndex(Ranking):
             known = {t: known[t] for t in rarest}
         # A repeated word counts, but less than linearly.
         return {t: math.sqrt(w) if w > 1 else w for t, w in known.items()}
+
+    def tool(self, name: str) -> ToolDefinition | None:
+        """The indexed tool called `name`."""
+        i = self._position.get(name)
+        return None if i is None else self._tools[i]
+
+    def matching(self, query: str, names: Collection[str]) -> set[str]:
+        """Those of `names` that match `query` by one of its words or by name (never by meaning alone)."""
+        terms = [self._terms[t] for t in self.query_terms(query)]
+        named = {self._names[i] for i in self._name_hits(query)}
+        found = set()
+        starts, ids = self._starts, self._ids
+        for name in names:
+            i = self._position.get(name)
+            if i is None:
+                continue
+            if name in named:
+                found.add(name)
+                continue
+            for t in terms:
+                a, b = starts[t], starts[t + 1]
+                at = bisect.bisect_left(ids, i, a, b)
+                if at < b and ids[at] == i:
+                    found.add(name)
+                    break
+        return found
 
     def _name_hits(self, query: str) -> list[int]:
         """Tools named exactly like the query, then tools whose name starts with it, by name."""

@@ -1,0 +1,199 @@
+"""Learning from use: the gateway's searches and successful calls in, votes for ranking out.
+
+`Usage` ties a store (the pairs), a session tracker (what each session searched for and was
+shown) and a learned index (the pairs as one document per tool). The learned index is built from a
+snapshot of the store, re-read in a background thread when the store changed: a search never waits
+for the store and uses the last snapshot meanwhile. With an empty store there is no index and no vote,
+so rankings are exactly what they are without learning.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from typing import Any
+
+from ..definition import ToolDefinition
+from .learned import LearnedIndex
+from .store import Evidence, Pair, UsageStore, normalize_query
+from .tracker import SessionTracker
+
+log = logging.getLogger("gateway.usage")
+_MAX_INDEXES = 8  # learned indexes of visible sets kept at once
+
+IMPORT_PRINCIPAL = "import"
+"""The principal imported pairs are recorded for (`gateway usage forget --principal import` drops them)."""
+
+
+class Usage:
+    """One gateway's learning from use.
+
+    Args:
+        store: where pairs are kept (shared by replicas when it is SQLite or Redis).
+        tracker: the sessions' recent searches (default: a new one).
+        check_seconds: how often a search looks whether the store changed (another replica, an import).
+        semantic: judge how close two requests are by their embeddings (None: when the `search` extra
+            is installed; False: by their words).
+    """
+
+    def __init__(
+        self,
+        store: UsageStore,
+        *,
+        tracker: SessionTracker | None = None,
+        check_seconds: float = 2.0,
+        semantic: bool | None = None,
+    ) -> None:
+        self.store = store
+        self.tracker = tracker or SessionTracker()
+        self.check_seconds = check_seconds
+        self.semantic = semantic
+        self._lock = threading.Lock()
+        self._snapshot: tuple[int, list[Evidence]] | None = None  # the store's version and evidence
+        self._indexes: dict[tuple[int, tuple[str, ...]], LearnedIndex] = {}
+        self._checked = 0.0
+        self._building: threading.Thread | None = None
+        self._searches: list[tuple[str, int]] = []
+
+    # -- what happened ---------------------------------------------------------------------------
+
+    def searched(self, session: str, query: str, shown: Sequence[str], total: int) -> None:
+        """A discover_tools query and the tools its page showed."""
+        self.tracker.searched(session, query, shown)
+        with self._lock:
+            self._searches.append((query, total))
+            flush = len(self._searches) >= 64
+        if flush:
+            self.flush()
+
+    def invoked(self, session: str, principal: str, tool: str) -> bool:
+        """A successful call of `tool`; True when it taught something (a pair was recorded)."""
+        found = self.tracker.invoked(session, tool)
+        if found is None:
+            return False
+        query, missed = found
+        self.flush()
+        return self.store.add([Pair(query, tool, principal, missed)]) > 0
+
+    def flush(self) -> None:
+        """Write the buffered search counts (for `gateway usage stats`)."""
+        with self._lock:
+            searches, self._searches = self._searches, []
+        for query, total in searches:
+            self.store.searched(query, found=total)
+
+    # -- what was learned ------------------------------------------------------------------------
+
+    def votes(
+        self,
+        tools: Sequence[ToolDefinition],
+        query: str,
+        *,
+        categories: Collection[str] | None = None,
+        actions: Collection[str] | None = None,
+    ) -> Mapping[str, float]:
+        """Tool name -> vote in (0, 1] for `query`, among `tools` (the caller's visible tools, by name)."""
+        learned = self.learned(tools)
+        if learned is None:
+            return {}
+        return learned.votes(query, categories=categories, actions=actions)
+
+    def learned(self, tools: Sequence[ToolDefinition], *, wait: bool = False) -> LearnedIndex | None:
+        """The learned index over `tools`, from the latest snapshot of the store (None: no evidence).
+
+        The snapshot is refreshed in the background when the store changed (checked at most every
+        `check_seconds`); the first one, or with `wait`, is read now.
+        """
+        snapshot = self._refresh(wait=wait)
+        if snapshot is None or not snapshot[1]:
+            return None
+        version, evidence = snapshot
+        key = (version, tuple(d.name for d in tools))
+        with self._lock:
+            found = self._indexes.get(key)
+        if found is None:
+            found = LearnedIndex(evidence, tools, semantic=self.semantic)
+            with self._lock:
+                self._indexes[key] = found
+                while len(self._indexes) > _MAX_INDEXES:
+                    del self._indexes[next(iter(self._indexes))]
+        return found if len(found) else None
+
+    def _refresh(self, *, wait: bool) -> tuple[int, list[Evidence]] | None:
+        now = time.monotonic()
+        current = self._snapshot
+        if current is not None and not wait and now - self._checked < self.check_seconds:
+            return current
+        self._checked = now
+        version = self.store.version()
+        if current is not None and current[0] == version:
+            return current
+        if current is None or wait:
+            self._load(version)
+        else:
+            self._load_later(version)
+        return self._snapshot
+
+    def _load(self, version: int) -> None:
+        snapshot = (version, self.store.evidence())
+        with self._lock:
+            self._snapshot = snapshot
+            self._indexes.clear()
+
+    def _load_later(self, version: int) -> None:
+        with self._lock:
+            if self._building is not None and self._building.is_alive():
+                return
+
+            def load() -> None:
+                try:
+                    self._load(version)
+                except Exception:
+                    log.exception("reading the usage store failed; the last snapshot stays in use")
+
+            self._building = threading.Thread(target=load, name="gateway-usage-snapshot", daemon=True)
+            self._building.start()
+
+    # -- moving history in and out ---------------------------------------------------------------
+
+    def import_lines(
+        self, lines: Iterable[str], *, principal: str = IMPORT_PRINCIPAL
+    ) -> tuple[int, list[str]]:
+        """Lines `{"query": ..., "tools": [names]}` as pairs; (pairs recorded, problems by line)."""
+        pairs: list[Pair] = []
+        problems: list[str] = []
+        for number, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
+            try:
+                item = json.loads(line)
+                query, tools = item["query"], item["tools"]
+                if not isinstance(query, str) or not normalize_query(query) or not isinstance(tools, list):
+                    raise TypeError
+                if not all(isinstance(t, str) and t for t in tools):
+                    raise TypeError
+            except (ValueError, KeyError, TypeError):
+                problems.append(f'line {number}: expected {{"query": "...", "tools": ["tool_name", ...]}}')
+                continue
+            pairs += [Pair(query, tool, principal) for tool in tools]
+        return (self.store.add(pairs, daily_cap=False) if pairs else 0), problems
+
+    def export(self) -> list[dict[str, Any]]:
+        return self.store.export()
+
+    def stats(self, top: int = 10) -> dict[str, Any]:
+        self.flush()
+        return self.store.stats(top)
+
+    def forget(self, principal: str | None = None) -> int:
+        return self.store.forget(principal)
+
+    def close(self) -> None:
+        self.flush()
+        building = self._building
+        if building is not None:
+            building.join(timeout=30)
+        self.store.close()
