@@ -30,6 +30,7 @@ import signal
 import socket
 import sys
 import threading
+import uuid
 from collections.abc import Mapping
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
@@ -135,7 +136,9 @@ class _Handlers:
     def __init__(self, gw: Gateway, settings: Settings, transport: str) -> None:
         self.gw = gw
         self.settings = settings
-        self.session_id = f"mcp-{transport}"
+        # stdio: one client per process, one session. HTTP: the client's Mcp-Session-Id when it sends
+        # one, else one rolling session per principal (what learning from use pairs up).
+        self.session_id = f"mcp-stdio-{uuid.uuid4().hex[:12]}" if transport == "stdio" else "mcp-http"
         self.default_principal = principal_from(settings)
         listed = [types.Tool.model_validate(t) for t in mcp.tools(gw.meta)]
         self.tools = types.ListToolsResult(tools=listed)
@@ -152,10 +155,22 @@ class _Handlers:
     ) -> types.ListToolsResult:
         return self.tools
 
+    def session(self, ctx: ServerRequestContext[Any], principal: Principal) -> str:
+        if self.session_id != "mcp-http":
+            return self.session_id
+        request = ctx.request
+        headers = getattr(request, "headers", None)
+        given = headers.get("mcp-session-id") if headers is not None else None
+        if given:
+            return f"mcp-http:{safe_text(given, 100)}"
+        return f"mcp-http:{principal.id}"
+
     async def call_tool(
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult | types.InputRequiredResult:
-        context = ToolContext(principal=self.principal(), session_id=self.session_id)
+        principal = self.principal()
+        session = self.session(ctx, principal)
+        context = ToolContext(principal=principal, session_id=session)
         arguments = dict(params.arguments or {})
         if params.name == "invoke_tool" and params.request_state is not None:
             pending_id, call_id = _resumed(params.request_state)
@@ -163,9 +178,7 @@ class _Handlers:
             record = self.gw.gate.store.get(pending_id) if pending_id else None
             # The state is sealed and bound to these arguments and caller; checked again all the same.
             if record is not None and record.pending.principal == context.principal.id:
-                context = ToolContext(
-                    principal=context.principal, session_id=self.session_id, call_id=call_id
-                )
+                context = ToolContext(principal=context.principal, session_id=session, call_id=call_id)
                 if not isinstance(answer, types.ElicitResult):  # retried without an answer: ask again
                     return _input_required(record.pending, call_id)
                 return _result(await self._decide(record.pending.pending_id, answer, arguments, context))

@@ -25,7 +25,7 @@ from ..engine import run_sync
 from ..errors import UserError
 from ..runtime import open_gateway, principal_from
 from ..stores import resolve_auto_store
-from . import approvals, chat, commands, demo
+from . import approvals, chat, commands, demo, usage
 from .output import print_result
 from .parser import build_parser, settings_from
 
@@ -67,6 +67,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 return commands.catalog(gw, ctx, args, settings.backend)
             if args.command == "chat":
                 return chat.run_chat(gw, ctx, args)
+            if args.command == "usage":
+                return usage.run(gw, args)
             if args.command == "pending":
                 return approvals.list_pending(gw, args)
             if args.command in ("approve", "deny"):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from ..config import Settings, load_settings
-from . import chat
+from . import chat, usage
 from .commands import FORMATS
 
 
@@ -64,6 +64,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     for verb, what in (("approve", "approve a pending call: it runs when redeemed"), ("deny", "decline it")):
         sub.add_parser(verb, parents=[common], help=what).add_argument("pending_id")
+    usage.add_arguments(
+        sub.add_parser(
+            "usage", parents=[common], help="what the gateway learned from use: stats, export, import, forget"
+        )
+    )
     sub.add_parser(
         "demo", parents=[common], help="play an agent-shaped session on a throw-away local workspace"
     )

@@ -160,9 +160,17 @@ class Usage:
     # -- moving history in and out ---------------------------------------------------------------
 
     def import_lines(
-        self, lines: Iterable[str], *, principal: str = IMPORT_PRINCIPAL
+        self,
+        lines: Iterable[str],
+        *,
+        principal: str = IMPORT_PRINCIPAL,
+        known: Collection[str] | None = None,
+        unknown: set[str] | None = None,
     ) -> tuple[int, list[str]]:
-        """Lines `{"query": ..., "tools": [names]}` as pairs; (pairs recorded, problems by line)."""
+        """Lines `{"query": ..., "tools": [names]}` as pairs; (pairs recorded, problems by line).
+
+        With `known`, tools not in it are skipped (and added to `unknown`).
+        """
         pairs: list[Pair] = []
         problems: list[str] = []
         for number, line in enumerate(lines, 1):
@@ -178,7 +186,12 @@ class Usage:
             except (ValueError, KeyError, TypeError):
                 problems.append(f'line {number}: expected {{"query": "...", "tools": ["tool_name", ...]}}')
                 continue
-            pairs += [Pair(query, tool, principal) for tool in tools]
+            for tool in tools:
+                if known is not None and tool not in known:
+                    if unknown is not None:
+                        unknown.add(tool)
+                    continue
+                pairs.append(Pair(query, tool, principal))
         return (self.store.add(pairs, daily_cap=False) if pairs else 0), problems
 
     def export(self) -> list[dict[str, Any]]:

@@ -1,0 +1,217 @@
+"""Learning from use: the signal, the store's bounds, the ranking, forgetting, import and export."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gateway import Catalog, Gateway, Policy, Principal, Rule, ToolContext, run_sync
+from gateway.cli import main
+from gateway.usage import Limits, Pair, SessionTracker, SqliteUsageStore, Usage
+
+from .sample_tools import ALL_TOOLS
+from .test_discovery_visibility import HIDDEN, REQUESTS, VISIBLE
+
+TOOLS = [*ALL_TOOLS, *VISIBLE]
+ANA = Principal("ana")
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1_800_000_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def learning(tmp_path: Path | None = None, **limits: Any) -> Usage:
+    path = ":memory:" if tmp_path is None else tmp_path / "usage.sqlite3"
+    return Usage(SqliteUsageStore(path, limits=Limits(**limits)), check_seconds=0.0)
+
+
+def call(gw: Gateway, tool: str, args: dict[str, Any], session: str = "s1", who: Principal = ANA) -> Any:
+    return run_sync(gw.call(tool, args, ToolContext(principal=who, session_id=session)))
+
+
+def test_with_an_empty_store_every_answer_is_todays() -> None:
+    plain = Gateway(Catalog(TOOLS), search_cache_dir=False)
+    learning_gw = Gateway(Catalog(TOOLS), search_cache_dir=False, usage=learning())
+    for request in REQUESTS:
+        assert (
+            call(learning_gw, "discover_tools", request).output
+            == call(plain, "discover_tools", request).output
+        )
+
+
+def test_a_search_then_a_successful_call_in_one_session_teaches_the_gateway() -> None:
+    usage = learning()
+    gw = Gateway(Catalog(TOOLS), usage=usage)
+    shown = call(gw, "discover_tools", {"query": "landlord stuff"})
+    assert shown.output["total"] == 0  # the tools' text says nothing of landlords
+    call(gw, "invoke_tool", {"tool_name": "notes_create", "parameters": {"title": "Rent"}})
+    assert usage.export() == [{"query": "landlord stuff", "tools": ["notes_create"]}]
+    assert usage.store.evidence()[0].weight == pytest.approx(2.0)  # a tool the search did not show: a miss counts double
+    # Once the store is read again (in the background; a search never waits for it), another
+    # session asking the same finds it, and the total counts it.
+    usage.learned(gw.visible(ANA), wait=True)
+    again = call(gw, "discover_tools", {"query": "landlord stuff"}, session="s2")
+    assert [t["name"] for t in again.output["tools"]] == ["notes_create"]
+    assert again.output["total"] == 1
+
+
+@pytest.mark.parametrize(
+    ("session", "invocation", "why"),
+    [
+        ("default", {"tool_name": "notes_create", "parameters": {"title": "x"}}, "no session"),
+        ("s1", {"tool_name": "notes_create", "parameters": {"title": 7}}, "invalid"),
+        ("s1", {"tool_name": "files_boom", "parameters": {"path": "/srv/files/a"}}, "failed"),
+        ("s1", {"tool_name": "notes_delete", "parameters": {"note_id": "n1"}}, "pending, not approved"),
+        ("s1", {"tool_name": "no_such_tool", "parameters": {}}, "unknown"),
+    ],
+)
+def test_calls_that_did_not_succeed_or_have_no_session_teach_nothing(
+    session: str, invocation: dict[str, Any], why: str
+) -> None:
+    usage = learning()
+    gw = Gateway(Catalog(TOOLS), usage=usage)
+    call(gw, "discover_tools", {"query": "write something down"}, session=session)
+    call(gw, "invoke_tool", invocation, session=session)
+    assert usage.export() == [], why
+
+
+def test_a_tool_the_search_did_not_show_is_recorded_as_a_miss() -> None:
+    tracker = SessionTracker()
+    tracker.searched("s", "pay the bill", ["billing_list_invoices"])
+    assert tracker.invoked("s", "billing_pay_invoice") == ("pay the bill", True)
+    tracker.searched("s", "list invoices", ["billing_list_invoices"])
+    assert tracker.invoked("s", "billing_list_invoices") == ("list invoices", False)
+    assert tracker.invoked("s", "billing_list_invoices") is None  # the same pair once per session
+    assert tracker.invoked("other", "billing_list_invoices") is None  # no search in that session
+
+
+def test_one_principal_cannot_push_a_tool_up_for_everyone() -> None:
+    clock = Clock()
+    store = SqliteUsageStore(
+        limits=Limits(max_count_per_principal=3, max_pairs_per_principal_per_day=5), clock=clock
+    )
+    store.add([Pair("send money", "billing_pay_invoice", "mallory")] * 50)
+    (evidence,) = store.evidence()
+    assert evidence.weight == 3.0  # 50 repetitions count as 3, and only 5 were accepted today
+    assert store.add([Pair("another query", "billing_pay_invoice", "mallory")]) == 0  # the day's cap
+    assert store.add([Pair("another query", "billing_pay_invoice", "ana")]) == 1  # others still teach
+    clock.now += 86_400
+    assert store.add([Pair("another query", "billing_pay_invoice", "mallory")]) == 1  # a new day
+
+
+def test_a_tool_keeps_its_most_frequent_then_most_recent_queries() -> None:
+    clock = Clock()
+    store = SqliteUsageStore(limits=Limits(max_queries_per_tool=2), clock=clock)
+    store.add([Pair("often", "t", "a"), Pair("often", "t", "b"), Pair("once", "t", "a")])
+    clock.now += 10
+    store.add([Pair("recent", "t", "c")])
+    assert [e.query for e in store.evidence()] == ["often", "recent"]
+
+
+def test_weights_decay_and_old_pairs_are_dropped() -> None:
+    clock = Clock()
+    store = SqliteUsageStore(limits=Limits(half_life_days=10, retention_days=30), clock=clock)
+    store.add([Pair("q", "t", "a")])
+    clock.now += 10 * 86_400
+    assert store.evidence()[0].weight == pytest.approx(0.5)
+    clock.now += 21 * 86_400
+    assert store.evidence() == []
+
+
+def test_a_learned_pair_never_reveals_a_hidden_tool() -> None:
+    others = sorted({d.category for d in Catalog(TOOLS)})
+    policy = Policy(
+        rules=(
+            Rule("allow", categories=("support",), roles=("support",)),
+            Rule("allow", categories=tuple(others)),
+        ),
+        default="deny",
+    )
+    usage = learning()
+    usage.import_lines(
+        json.dumps({"query": q, "tools": ["support_refund_order"]}) for q in ("refund", "my order")
+    )
+    hidden = Gateway(Catalog([*TOOLS, *HIDDEN]), policy=policy, usage=usage, search_cache_dir=False)
+    plain = Gateway(Catalog(TOOLS), search_cache_dir=False)
+    guest = Principal("guest")
+    for request in [*REQUESTS, {"query": "refund"}, {"query": "my order"}]:
+        assert (
+            call(hidden, "discover_tools", request, who=guest).output
+            == call(plain, "discover_tools", request, who=guest).output
+        )
+    support = Principal("sam", frozenset({"support"}))
+    assert hidden.discover(support, query="my order")["tools"][0]["name"] == "support_refund_order"
+
+
+def test_pairs_of_tools_that_left_the_catalog_are_ignored() -> None:
+    usage = learning()
+    usage.import_lines([json.dumps({"query": "settle my bill", "tools": ["gone_tool"]})])
+    gw = Gateway(Catalog(TOOLS), usage=usage, search_cache_dir=False)
+    plain = Gateway(Catalog(TOOLS), search_cache_dir=False)
+    assert gw.discover(ANA, query="settle my bill") == plain.discover(ANA, query="settle my bill")
+
+
+def test_forgetting_one_principal_or_everything(tmp_path: Path) -> None:
+    usage = learning(tmp_path)
+    usage.store.add([Pair("a", "notes_create", "ana"), Pair("b", "notes_create", "bob")])
+    assert usage.forget("ana") == 1
+    assert usage.export() == [{"query": "b", "tools": ["notes_create"]}]
+    assert usage.forget() == 1
+    assert usage.export() == []
+
+
+def test_import_reports_bad_lines_and_keeps_the_good_ones() -> None:
+    usage = learning()
+    lines = [
+        '{"query": "pay", "tools": ["billing_pay_invoice"]}',
+        "not json",
+        '{"query": "", "tools": []}',
+        "",
+    ]
+    recorded, problems = usage.import_lines(lines)
+    assert recorded == 1
+    assert problems == [
+        'line 2: expected {"query": "...", "tools": ["tool_name", ...]}',
+        'line 3: expected {"query": "...", "tools": ["tool_name", ...]}',
+    ]
+
+
+def _cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, Any]:
+    code = main(list(argv))
+    out = capsys.readouterr().out
+    return code, json.loads(out) if out.strip().startswith(("{", "[")) else out
+
+
+def test_the_usage_commands_import_export_stats_and_forget(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text(f'catalogs = ["tests.gateway.sample_tools:provide"]\ndata_dir = "{tmp_path}"\n')
+    monkeypatch.setenv("GATEWAY_CONFIG", str(config))
+    history = tmp_path / "history.jsonl"
+    history.write_text(
+        '{"query": "jot this down", "tools": ["notes_create"]}\n'
+        '{"query": "bin that note", "tools": ["notes_delete", "elsewhere_tool"]}\n'
+    )
+    code, out = _cli(capsys, "usage", "import", str(history), "--json")
+    assert code == 0 and out["imported"] == 2 and out["unknown_tools"] == ["elsewhere_tool"]
+    code, out = _cli(capsys, "usage", "stats", "--json")
+    assert out["pairs"] == 2 and out["tools"] == 2
+    exported = tmp_path / "out.jsonl"
+    assert _cli(capsys, "usage", "export", str(exported))[0] == 0
+    assert [json.loads(line) for line in exported.read_text().splitlines()] == [
+        {"query": "bin that note", "tools": ["notes_delete"]},
+        {"query": "jot this down", "tools": ["notes_create"]},
+    ]
+    code, out = _cli(capsys, "discover", "jot this down", "--json")
+    assert out["tools"][0]["name"] == "notes_create"
+    code, out = _cli(capsys, "usage", "forget", "import", "--json")
+    assert out["forgotten"] == 2
+    assert _cli(capsys, "usage", "stats", "--json")[1]["pairs"] == 0
