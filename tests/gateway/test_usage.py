@@ -53,7 +53,8 @@ def test_a_search_then_a_successful_call_in_one_session_teaches_the_gateway() ->
     assert shown.output["total"] == 0  # the tools' text says nothing of landlords
     call(gw, "invoke_tool", {"tool_name": "notes_create", "parameters": {"title": "Rent"}})
     assert usage.export() == [{"query": "landlord stuff", "tools": ["notes_create"]}]
-    assert usage.store.evidence()[0].weight == pytest.approx(2.0)  # a tool the search did not show: a miss counts double
+    # A tool the search did not show: a miss counts double.
+    assert usage.store.evidence()[0].weight == pytest.approx(2.0)
     # Once the store is read again (in the background; a search never waits for it), another
     # session asking the same finds it, and the total counts it.
     usage.learned(gw.visible(ANA), wait=True)
