@@ -17,6 +17,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
+from .config import path_problem
+from .errors import UserError
+
 Outcome = Literal[
     "unknown",
     "denied",
@@ -71,14 +74,32 @@ class AuditSink(Protocol):
     def write(self, record: AuditRecord) -> None: ...
 
 
+class AuditLogUnavailable(UserError):
+    """The audit log file cannot be opened for writing; nothing was written."""
+
+    def __init__(self, path: Path, exc: OSError) -> None:
+        self.path = path
+        super().__init__(
+            f"cannot write the audit log {path}: {path_problem(path, exc)}. Set audit.path (--audit-log or "
+            "GATEWAY_AUDIT_LOG) to a file you can write, or choose another data directory (--data-dir)"
+        )
+
+
 class JsonlAuditLog:
-    """Appends records to a JSONL file readable only by its owner."""
+    """Appends records to a JSONL file readable only by its owner.
+
+    Raises:
+        AuditLogUnavailable: the file or its directory cannot be created or opened for writing.
+    """
 
     def __init__(self, path: Path | str, *, fsync: bool = False) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self._fsync = fsync
-        self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        except OSError as exc:
+            raise AuditLogUnavailable(self.path, exc) from None
 
     def write(self, record: AuditRecord) -> None:
         line = json.dumps(asdict(record), ensure_ascii=False, default=str, separators=(",", ":")) + "\n"

@@ -38,6 +38,14 @@ def default_data_dir() -> Path:
     return platformdirs.user_data_path(APP_NAME)
 
 
+def path_problem(path: Path, exc: OSError) -> str:
+    """Why `path` cannot be used, in words: the part of it that is a file, or the system's reason."""
+    for part in reversed((path, *path.parents)):
+        if part.exists() and not part.is_dir() and part != path:
+            return f"{part} is a file, not a directory"
+    return exc.strerror or type(exc).__name__
+
+
 class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -69,7 +77,17 @@ class ConfirmationSettings(_Section):
     store: Literal["auto", "memory", "sqlite", "redis"] = "auto"
     path: Path | None = None
     redis_url: str = "redis://127.0.0.1:6379/0"
-    secret: SecretStr | None = Field(None, min_length=32)
+    secret: SecretStr | None = None
+
+    @field_validator("secret")
+    @classmethod
+    def _long_enough(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None and len(value.get_secret_value()) < 32:
+            raise ValueError(
+                "too short: a secret needs 32 characters or more, e.g. the output of "
+                "python -c 'import secrets; print(secrets.token_hex(32))'"
+            )
+        return value
 
     @model_validator(mode="after")
     def _shared_store_has_a_shared_secret(self) -> ConfirmationSettings:
@@ -280,6 +298,7 @@ def load_settings(
     text = ""
     if explicit or path.exists():
         tree, text = read_file(path)
+    sources: dict[str, str] = {}  # dotted key -> where its value came from, when not the file
     for var, key in ENVIRONMENT.items():
         if var in env and env[var] != "":
             value: Any = env[var]
@@ -288,16 +307,38 @@ def load_settings(
             elif key == "tools_dirs":  # a search path, like PATH
                 value = [part for part in value.split(os.pathsep) if part]
             _set(tree, key, value)
+            sources[key] = f"environment variable {var}"
     for key, value in (overrides or {}).items():
         if value is not None:
             _set(tree, key, value)
+            sources[key] = "the command line"
     try:
         return Settings.model_validate(tree)
     except ValidationError as exc:
-        errors = exc.errors(include_url=False, include_input=False)
-        lines = [_line_of(text, e["loc"]) if text else None for e in errors]
-        described = [
-            f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" + (f" (line {n})" if n and i else "")
-            for i, (e, n) in enumerate(zip(errors, lines, strict=True))
-        ]
-        raise ConfigError("; ".join(described), path=str(path) if text else None, line=lines[0]) from None
+        raise _invalid(exc, path if text else None, text, sources) from None
+
+
+def _invalid(exc: ValidationError, path: Path | None, text: str, sources: Mapping[str, str]) -> ConfigError:
+    """Every problem, each blamed on where its value came from: a line of the file, a variable or a flag."""
+    from_file: list[str] = []
+    elsewhere: list[str] = []
+    first_line: int | None = None
+    for error in exc.errors(include_url=False, include_input=False):
+        dotted = ".".join(str(p) for p in error["loc"])
+        msg = error["msg"].removeprefix("Value error, ")
+        source = next((s for k, s in sources.items() if dotted == k or dotted.startswith(f"{k}.")), None)
+        if source is not None:
+            elsewhere.append(f"{dotted} (from {source}): {msg}")
+            continue
+        line = _line_of(text, error["loc"]) if text else None
+        if not from_file:
+            first_line = line
+        elif line:
+            dotted = f"{dotted} (line {line})"
+        from_file.append(f"{dotted}: {msg}")
+    described = from_file + elsewhere
+    return ConfigError(
+        "; ".join(described),
+        path=str(path) if path and from_file else None,
+        line=first_line if from_file else None,
+    )

@@ -14,6 +14,7 @@ import json
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
+from .actions import ACTIONS, normalize_action
 from .definition import ToolDefinition
 from .errors import ToolInputError
 from .names import closest_names
@@ -83,6 +84,17 @@ def discover(
             f"Categories: {', '.join(known_categories)}",
             field="categories",
         )
+    if actions:
+        # A synonym means its vocabulary word ('remove' is 'delete'); anything else is refused like
+        # an unknown category, with the words that are valid.
+        actions = [normalize_action(a) or a for a in actions]
+        unknown = [a for a in actions if a not in ACTIONS]
+        if unknown:
+            raise ToolInputError(
+                f"Unknown actions: {', '.join(safe_text(a, 40) for a in unknown[:5])}. "
+                f"Actions: {', '.join(ACTIONS)}",
+                field="actions",
+            )
     signature = hashlib.sha256(
         json.dumps([query, sorted(categories or ()), sorted(actions or ())]).encode()
     ).hexdigest()[:8]
@@ -113,7 +125,13 @@ def discover(
     if total:
         out["next_step"] = "Call get_tool_schema with the chosen tool_name before invoking it."
         return out
-    out["message"] = "No tool matched." if query else "No tool has that category and action."
+    out["message"] = (
+        "No tool matched."
+        if query
+        else "No tool has that category and action."
+        if categories
+        else "No tool has that action."
+    )
     out["suggestions"] = _suggestions(visible, index, query, known_categories)
     out["next_step"] = (
         "Try other words (a verb and an object, e.g. 'delete event'), drop the filters, "

@@ -279,13 +279,24 @@ def _no_feed(event: Any, on_text: TextSink | None) -> None:
 
 
 def client_from_env(*, base_url: str | None = None, use_async: bool = False) -> Anthropic | AsyncAnthropic:
-    """An SDK client; the key comes from ANTHROPIC_API_KEY (and the base URL from ANTHROPIC_BASE_URL)."""
+    """An SDK client; the key comes from ANTHROPIC_API_KEY (and the base URL from ANTHROPIC_BASE_URL).
+
+    Raises:
+        UserError: the SDK is not installed, or no key (nor auth token) is set.
+    """
     try:
         import anthropic
     except ImportError as exc:
         raise UserError(
             "the anthropic package is not installed: pip install 'metatool-gateway[anthropic]'"
         ) from exc
-    if use_async:
-        return anthropic.AsyncAnthropic(base_url=base_url)
-    return anthropic.Anthropic(base_url=base_url)
+    client = (
+        anthropic.AsyncAnthropic(base_url=base_url) if use_async else anthropic.Anthropic(base_url=base_url)
+    )
+    if client.api_key is None and client.auth_token is None:
+        # The SDK would only find out at the first request; say so before anyone types a message.
+        raise UserError(
+            "no Anthropic API key: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN), "
+            "or choose another provider with --provider"
+        )
+    return client

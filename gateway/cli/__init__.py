@@ -12,6 +12,7 @@ Exit codes: 0 success, 1 the tool call failed, 2 usage or configuration error,
 
 from __future__ import annotations
 
+import argparse
 import logging
 import os
 import sys
@@ -20,67 +21,114 @@ from collections.abc import Sequence
 from contextlib import suppress
 from typing import NoReturn
 
+from ..audit import AuditLogUnavailable, JsonlAuditLog
+from ..config import Settings
 from ..context import ToolContext
 from ..engine import run_sync
 from ..errors import UserError
 from ..runtime import open_gateway, principal_from
 from ..stores import resolve_auto_store
 from . import approvals, chat, commands, demo, usage
+from .messages import for_a_person, note, progress_on_stderr
 from .output import print_result
 from .parser import build_parser, settings_from
 
 __all__ = ["end", "main", "run"]
 
 
+READ_ONLY = frozenset({"discover", "schema", "catalog", "tools", "pending", "usage"})
+"""Commands that write no audit record: they go on, with a notice, when the audit log cannot be written."""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        settings = settings_from(args)
-        if args.command == "serve":
-            from ..adapters.mcp_server import serve  # the MCP SDK is an optional extra
-
-            return serve(settings, transport=args.transport, host=args.host, port=args.port)
-        if args.command == "tools" and args.verb == "new":
-            return commands.tools_new(settings, args)
-        if args.command == "demo":
-            return demo.run(settings)
-        if args.command == "auth":
-            return commands.auth(settings, args)
-        if args.command in ("pending", "approve", "deny"):
-            if settings.confirmation.store == "memory":
-                raise UserError(
-                    "confirmation.store is 'memory': a pending call lives only in the process that asked "
-                    "for it. Use the default store ('auto', a served gateway's data directory) or sqlite "
-                    "or redis with a secret, as the serving gateway does (docs/mcp.md)"
-                )
-            settings = resolve_auto_store(settings, shared=True)
-        approver = approvals.terminal_approver(args.yes) if args.command == "invoke" else None
-        with open_gateway(settings, approver=approver) as gw:
-            ctx = ToolContext(principal=principal_from(settings), session_id="cli")
-            if args.command == "discover":
-                return commands.discover(gw, ctx, args)
-            if args.command == "schema":
-                return print_result(run_sync(gw.call("get_tool_schema", {"tool_name": args.tool_name}, ctx)))
-            if args.command == "invoke":
-                return print_result(run_sync(gw.invoke(args.tool_name, args.parameters, context=ctx)))
-            if args.command == "catalog":
-                return commands.catalog(gw, ctx, args, settings.backend)
-            if args.command == "chat":
-                return chat.run_chat(gw, ctx, args)
-            if args.command == "usage":
-                return usage.run(gw, args)
-            if args.command == "pending":
-                return approvals.list_pending(gw, args)
-            if args.command in ("approve", "deny"):
-                return approvals.decide(gw, args)
-            if args.command == "tools" and args.verb == "check":
-                return commands.tools_check(gw, settings, args)
-            if args.command == "tools":
-                return commands.tool_definitions(gw, args.format)
-            raise AssertionError(f"unhandled command {args.command!r}")
+        with progress_on_stderr():
+            return _command(args)
     except UserError as exc:
         print(f"gateway: {exc}", file=sys.stderr)
         return 2
+
+
+def _command(args: argparse.Namespace) -> int:
+    settings = settings_from(args)
+    if args.command == "serve":
+        return _serve(settings, args)
+    if args.command == "tools" and args.verb == "new":
+        return commands.tools_new(settings, args)
+    if args.command == "auth":
+        return commands.auth(settings, args)
+    if args.command == "demo":
+        return demo.run(settings)
+    if args.command in ("pending", "approve", "deny"):
+        if settings.confirmation.store == "memory":
+            raise UserError(
+                "confirmation.store is 'memory': a pending call lives only in the process that asked "
+                "for it. Use the default store ('auto', a served gateway's data directory) or sqlite "
+                "or redis with a secret, as the serving gateway does (docs/mcp.md)"
+            )
+        settings = resolve_auto_store(settings, shared=True)
+    notice = None
+    if args.command in READ_ONLY:
+        settings, notice = _without_an_unwritable_audit_log(settings, args.command)
+    approver = approvals.terminal_approver(args.yes) if args.command == "invoke" else None
+    with open_gateway(settings, approver=approver) as gw:
+        if notice:  # only once the gateway opened: a data directory that is unusable says so instead
+            note(notice)
+        ctx = ToolContext(principal=principal_from(settings), session_id="cli")
+        if args.command == "discover":
+            return commands.discover(gw, ctx, args)
+        if args.command == "schema":
+            result = run_sync(gw.call("get_tool_schema", {"tool_name": args.tool_name}, ctx))
+            if not args.json:  # --json: exactly what the model reads
+                result = for_a_person(result, gw, ctx.principal, tool_name=args.tool_name)
+            return print_result(result)
+        if args.command == "invoke":
+            return commands.invoke(gw, ctx, args, approver)
+        if args.command == "catalog":
+            return commands.catalog(gw, ctx, args, settings)
+        if args.command == "chat":
+            return chat.run_chat(gw, ctx, args)
+        if args.command == "usage":
+            return usage.run(gw, args)
+        if args.command == "pending":
+            return approvals.list_pending(gw, args)
+        if args.command in ("approve", "deny"):
+            return approvals.decide(gw, args)
+        if args.command == "tools" and args.verb == "check":
+            return commands.tools_check(gw, settings, args)
+        if args.command == "tools":
+            return commands.tool_definitions(gw, args.format)
+        raise AssertionError(f"unhandled command {args.command!r}")
+
+
+def _serve(settings: Settings, args: argparse.Namespace) -> int:
+    try:
+        from ..adapters.mcp_server import serve  # the MCP SDK is an optional extra
+    except ImportError as exc:
+        raise UserError(
+            f"gateway serve needs the mcp extra: pip install 'metatool-gateway[mcp]' ({exc.name} is missing)"
+        ) from None
+    if (args.transport or settings.serve.transport) == "stdio" and sys.stdin.isatty():
+        note(
+            "serving MCP (JSON-RPC) on stdin and stdout for an MCP client to start, not for typing; "
+            "see docs/mcp.md to add it to a client. End with Ctrl-D."
+        )
+    return serve(settings, transport=args.transport, host=args.host, port=args.port)
+
+
+def _without_an_unwritable_audit_log(settings: Settings, command: str) -> tuple[Settings, str | None]:
+    """`settings` without the audit log when it cannot be written, and the notice that says so."""
+    if not settings.audit.enabled:
+        return settings, None
+    try:
+        JsonlAuditLog(settings.audit_path).close()
+    except AuditLogUnavailable as exc:
+        audit = settings.audit.model_copy(update={"enabled": False})
+        return settings.model_copy(update={"audit": audit}), (
+            f"{exc}. '{command}' writes no audit record, so it goes on without the log."
+        )
+    return settings, None
 
 
 def run() -> NoReturn:

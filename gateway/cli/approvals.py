@@ -5,27 +5,36 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from typing import Any
 
 from ..context import PendingConfirmation
 from ..engine import Gateway
 from ..rendering import to_jsonable
+from .messages import NO_TERMINAL
 from .output import dump
 
 
-def terminal_approver(assume_yes: bool) -> Any:
-    def approve(pending: PendingConfirmation) -> bool:
+class TerminalApprover:
+    """Asks the person at the terminal about each destructive call; remembers when nobody could be asked."""
+
+    def __init__(self, assume_yes: bool) -> None:
+        self.assume_yes = assume_yes
+        self.asked_nobody = False
+
+    def __call__(self, pending: PendingConfirmation) -> bool:
         print(f"Confirmation needed: {pending.preview}", file=sys.stderr)
-        if assume_yes:
+        if self.assume_yes:
             print("Approved by --yes.", file=sys.stderr)
             return True
         if not sys.stdin.isatty():
-            print("Not approved: no terminal to ask on; pass --yes to approve.", file=sys.stderr)
+            self.asked_nobody = True
+            print(f"{NO_TERMINAL.rstrip('.')}; pass --yes to approve.", file=sys.stderr)
             return False
         answer = input("Run it? [y/N] ").strip().lower()
         return answer in {"y", "yes"}
 
-    return approve
+
+def terminal_approver(assume_yes: bool) -> TerminalApprover:
+    return TerminalApprover(assume_yes)
 
 
 def list_pending(gw: Gateway, args: argparse.Namespace) -> int:

@@ -1,4 +1,4 @@
-"""The commands that read the catalog or run one tool: discover, catalog, tools, auth."""
+"""The commands that read the catalog or run one tool: discover, invoke, catalog, tools, auth."""
 
 from __future__ import annotations
 
@@ -10,6 +10,8 @@ from ..config import Settings
 from ..context import ToolContext
 from ..engine import Gateway, run_sync
 from ..errors import UserError
+from .approvals import TerminalApprover
+from .messages import for_a_person, not_approved_without_a_terminal
 from .output import dump, print_result
 
 # Output format -> (adapter module, function); imported only when `gateway tools` runs.
@@ -29,6 +31,8 @@ def discover(gw: Gateway, ctx: ToolContext, args: argparse.Namespace) -> int:
         "cursor": args.cursor,
     }
     result = run_sync(gw.call("discover_tools", {k: v for k, v in arguments.items() if v}, ctx))
+    if not args.json:  # --json: exactly what the model reads
+        result = for_a_person(result, gw, ctx.principal)
     if args.json and result.status == "ok":
         for hit in result.output.get("tools", []):  # e.g. the Google method a generated tool calls
             found = gw.catalog.get(hit["name"])
@@ -43,17 +47,42 @@ def discover(gw: Gateway, ctx: ToolContext, args: argparse.Namespace) -> int:
     if not out["tools"]:
         print(out.get("message", "No tool matched."))
         print(dump(out.get("suggestions", {})))
+        print(out["next_step"])
     if "next_cursor" in out:
         print(f"more: --cursor {out['next_cursor']}")
     return 0
 
 
-def catalog(gw: Gateway, ctx: ToolContext, args: argparse.Namespace, backend: str = "local") -> int:
+def invoke(gw: Gateway, ctx: ToolContext, args: argparse.Namespace, approver: TerminalApprover | None) -> int:
+    if gw.meta.get(args.tool_name) is not None:
+        raise UserError(
+            f"{args.tool_name} is a meta-tool, for models; on the command line its work is done by "
+            "'gateway discover [WORDS]', 'gateway schema NAME' and 'gateway invoke NAME PARAMETERS'"
+        )
+    result = run_sync(gw.invoke(args.tool_name, args.parameters, context=ctx))
+    if approver is not None and approver.asked_nobody:
+        result = not_approved_without_a_terminal(result)
+    if not args.json:
+        result = for_a_person(result, gw, ctx.principal, tool_name=args.tool_name)
+    return print_result(result)
+
+
+def served(settings: Settings) -> str:
+    """The catalogs the gateway serves, e.g. 'workspace: local backend; google-apis'."""
+    shown = [f"{c}: {settings.backend} backend" if c == "workspace" else c for c in settings.catalogs]
+    if settings.tools_dirs and "files" not in settings.catalogs:
+        shown.append("files")
+    if settings.mcp_servers is not None and "mcp" not in settings.catalogs:
+        shown.append("mcp")
+    return "; ".join(shown)
+
+
+def catalog(gw: Gateway, ctx: ToolContext, args: argparse.Namespace, settings: Settings) -> int:
     overview = gw.overview(ctx.principal)
     if args.json:
         print(dump({k: v for k, v in overview.items() if k != "next_step"}))
         return 0
-    print(f"{overview['total_tools']} tools (backend: {backend})")
+    print(f"{overview['total_tools']} tools ({served(settings)})")
     for cat in overview["categories"]:
         actions = ", ".join(f"{a} {n}" for a, n in cat["actions"].items())
         print(f"  {cat['name']:<16} {cat['tools']:>5}  ({actions})")

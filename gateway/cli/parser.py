@@ -1,16 +1,28 @@
-"""The command line's grammar: options every command takes, then one parser per command."""
+"""The command line's grammar: options every command takes, then one parser per command.
+
+The options every command takes are accepted before the command (`gateway --backend google catalog`)
+and after it (`gateway catalog --backend google`); when both are given, the one after the command wins.
+"""
 
 from __future__ import annotations
 
 import argparse
+from importlib.metadata import PackageNotFoundError, version
 
 from ..config import Settings, load_settings
 from . import chat, usage
 from .commands import FORMATS
 
 
-def build_parser() -> argparse.ArgumentParser:
-    common = argparse.ArgumentParser(add_help=False)
+def _version() -> str:
+    try:
+        return version("metatool-gateway")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        return "unknown"
+
+
+def _common_options(parser: argparse.ArgumentParser) -> None:
+    common = parser
     common.add_argument("--config", help="TOML config file (default: the per-user config file)")
     common.add_argument("--data-dir", help="where the local workspace and audit log live")
     common.add_argument("--timezone", help="IANA time zone for dates, e.g. Europe/Berlin")
@@ -30,9 +42,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     common.add_argument("--json", action="store_true", help="machine-readable output with stable keys")
 
+
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="gateway", description="A large tool catalog behind three meta-tools."
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    _common_options(parser)
+    # After the command, the same options; SUPPRESS keeps a value given before the command
+    # from being reset to the default when the option is not repeated after it.
+    common = argparse.ArgumentParser(add_help=False, argument_default=argparse.SUPPRESS)
+    _common_options(common)
     sub = parser.add_subparsers(dest="command", required=True)
     discover = sub.add_parser("discover", parents=[common], help="find tools")
     discover.add_argument("query", nargs="?", help="free-text request")

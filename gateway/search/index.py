@@ -16,6 +16,7 @@ for a query that touches many postings: the same ranking), blended with embeddin
 from __future__ import annotations
 
 import bisect
+import logging
 import math
 import re
 from collections import Counter
@@ -31,6 +32,8 @@ from .postings import ACTION_MARK, field_texts, numpy_available, numpy_module, p
 from .ranking import MAX_QUERY_CHARS, Ranking
 from .semantic import Vectors, embedder, embedding_text, param_names, semantic_available
 from .text import STOP_WORDS, deletions, query_actions, stem, words
+
+_log = logging.getLogger(__name__)
 
 MAX_QUERY_TERMS = 32
 """At most this many distinct indexed words of a query are scored (its rarest ones)."""
@@ -128,6 +131,8 @@ class SearchIndex(Ranking):
         directory = Path(cache_dir) if cache_dir is not None else default_cache_dir()
         parts = cache.load(directory, key, len(ordered))
         if parts is None or (model is not None and not model.fits(parts.vectors, parts.vocabulary)):
+            # Seconds for a large catalog: a line a program can show (the command line does, on stderr).
+            _log.info("Building the search index of %s tools (cached for next time)...", f"{len(ordered):,}")
             parts = _build(ordered, rows, semantic)
             cache.save(directory, key, len(ordered), parts)
         index = cls.__new__(cls)

@@ -103,6 +103,7 @@ def load_index(cache_dir: Path | None, versions: Versions, *, directory: Path | 
         pass
     except (OSError, ValueError, KeyError, TypeError, IndexError) as exc:
         _log.warning("rebuilding the google-apis index: %s is unusable (%s)", path, exc)
+    _log.info("Reading the Google API descriptions (cached for next time)...")
     index = build_index(directory or documents_dir(), versions)
     _save(path, encode(index))
     return index

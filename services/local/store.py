@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
+from gateway.config import path_problem
 from gateway.errors import UserError
 
 from ..backends import DEFAULT_TASKLIST, PRIMARY_CALENDAR, SYSTEM_LABELS
@@ -62,6 +63,30 @@ _SCHEMA = (
         completed_at TEXT, updated TEXT NOT NULL, position INTEGER NOT NULL)""",
     "CREATE INDEX IF NOT EXISTS tasks_by_list ON tasks (tasklist_id, status, due)",
 )
+
+
+_ELSEWHERE = "Choose another data directory (--data-dir or GATEWAY_DATA_DIR)"
+
+
+def _unusable(path: Path, exc: sqlite3.DatabaseError) -> str:
+    """Why SQLite refused the workspace file, and what to do; the file is left as it is."""
+    reason = str(exc)
+    if path.is_dir():
+        return f"cannot open the local workspace {path}: it is a directory, not a file. {_ELSEWHERE}"
+    if isinstance(exc, sqlite3.OperationalError) and "readonly" in reason.replace("-", "").replace(" ", ""):
+        return (
+            f"cannot write the local workspace {path}: the file or its directory is read-only. "
+            f"Make both writable, or {_ELSEWHERE[0].lower()}{_ELSEWHERE[1:]}"
+        )
+    if isinstance(exc, sqlite3.OperationalError):
+        return (
+            f"cannot open the local workspace {path} ({reason}): check that you may read and write it "
+            f"and its directory, or {_ELSEWHERE[0].lower()}{_ELSEWHERE[1:]}"
+        )
+    return (
+        f"the local workspace {path} is not a workspace database ({reason}); it was left untouched. "
+        f"Move it aside to start a fresh workspace, or {_ELSEWHERE[0].lower()}{_ELSEWHERE[1:]}"
+    )
 
 
 def new_id() -> str:
@@ -127,17 +152,24 @@ class LocalStore:
         self.path = path
         self._clock = clock
         self._closed = False
-        path.parent.mkdir(parents=True, exist_ok=True)
-        conn = self._connect()
         try:
-            # WAL lets readers in other threads and processes proceed while one call writes.
-            conn.execute("PRAGMA journal_mode = WAL")
-        finally:
-            conn.close()
-        with self.write() as conn:
-            self._migrate(conn, owner)
-            row = conn.execute("SELECT value FROM meta WHERE key = 'owner'").fetchone()
-            self.owner: str = row[0]
+            path.parent.mkdir(parents=True, exist_ok=True)
+            conn = self._connect()
+            try:
+                # WAL lets readers in other threads and processes proceed while one call writes.
+                conn.execute("PRAGMA journal_mode = WAL")
+            finally:
+                conn.close()
+            with self.write() as conn:
+                self._migrate(conn, owner)
+                row = conn.execute("SELECT value FROM meta WHERE key = 'owner'").fetchone()
+                self.owner: str = row[0]
+        except OSError as exc:
+            raise UserError(
+                f"cannot open the local workspace {path}: {path_problem(path, exc)}. {_ELSEWHERE}"
+            ) from None
+        except sqlite3.DatabaseError as exc:
+            raise UserError(_unusable(path, exc)) from None
 
     def now(self) -> datetime:
         """The clock's reading as an aware datetime (a naive reading is taken as UTC)."""

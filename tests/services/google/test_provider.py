@@ -129,4 +129,4 @@ def test_the_catalog_command_names_the_active_backend(
     )
     monkeypatch.setenv("GATEWAY_CONFIG", str(tmp_path / "c.toml"))
     assert main(["catalog"]) == 0
-    assert capsys.readouterr().out.splitlines()[0] == "27 tools (backend: google)"
+    assert capsys.readouterr().out.splitlines()[0] == "27 tools (workspace: google backend)"
