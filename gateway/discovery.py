@@ -152,25 +152,27 @@ def _blend(
 ) -> tuple[list[ToolDefinition], int]:
     """The text's ranking with learned votes added; the total counts the voted tools too.
 
-    A vote only raises its tool, so the tools the text ranks before the cut, plus the voted ones,
-    hold every tool of the blended page.
+    A vote only raises its tool, so the text's best `depth + votes`, plus the voted tools, hold
+    every tool of the blended page: one pass of the index, which also scores the voted tools.
     """
     depth = offset + limit
-    found, total = index.page(query, categories=categories, actions=actions, limit=depth + len(learned))
+    # A page of `depth` holds at most `depth` voted tools: the strongest votes are the ones that can
+    # place (a weaker vote with a strong text score is already among the text's best).
+    strongest = sorted(learned, key=lambda name: (-learned[name], name))[:depth]
+    learned = {name: learned[name] for name in strongest}
+    found, total, probed = index.page_and_probe(
+        query, categories=categories, actions=actions, limit=depth + len(learned), probe=learned
+    )
     scores = {d.name: s for d, s in found}
     tools = {d.name: d for d, _ in found}
-    missing = [name for name in learned if name not in scores]
-    if missing:
-        for d, s in index.search(query, set(missing), categories=categories, actions=actions):
-            scores[d.name], tools[d.name] = s, d
-        for name in missing:
-            known = index.tool(name)
-            if name not in tools and known is not None:
-                scores[name], tools[name] = 0.0, known
+    for name, (score, matches) in probed.items():
+        known = index.tool(name)
+        if name not in tools and known is not None:
+            scores[name], tools[name] = score, known
+        total += not matches  # a voted tool the text does not match is a match of the evidence
     top = max(scores.values(), default=0.0) or 1.0
     blended = {name: s / top + VOTE_WEIGHT * learned.get(name, 0.0) for name, s in scores.items()}
     ranked = sorted(blended, key=lambda name: (-blended[name], name))
-    total += len(set(learned) - index.matching(query, learned))
     return [tools[name] for name in ranked[offset:depth]], total
 
 

@@ -15,7 +15,6 @@ for a query that touches many postings: the same ranking), blended with embeddin
 
 from __future__ import annotations
 
-import bisect
 import logging
 import math
 import re
@@ -233,27 +232,6 @@ class SearchIndex(Ranking):
         i = self._position.get(name)
         return None if i is None else self._tools[i]
 
-    def matching(self, query: str, names: Collection[str]) -> set[str]:
-        """Those of `names` that match `query` by one of its words or by name (never by meaning alone)."""
-        terms = [self._terms[t] for t in self.query_terms(query)]
-        named = {self._names[i] for i in self._name_hits(query)}
-        found = set()
-        starts, ids = self._starts, self._ids
-        for name in names:
-            i = self._position.get(name)
-            if i is None:
-                continue
-            if name in named:
-                found.add(name)
-                continue
-            for t in terms:
-                a, b = starts[t], starts[t + 1]
-                at = bisect.bisect_left(ids, i, a, b)
-                if at < b and ids[at] == i:
-                    found.add(name)
-                    break
-        return found
-
     def _name_hits(self, query: str) -> list[int]:
         """Tools named exactly like the query, then tools whose name starts with it, by name."""
         key = query.strip().lower()
@@ -311,6 +289,23 @@ class SearchIndex(Ranking):
         offset: int = 0,
         limit: int | None = None,
     ) -> tuple[list[tuple[ToolDefinition, float]], int]:
+        hits, total, _ = self.page_and_probe(
+            query, allowed, categories=categories, actions=actions, offset=offset, limit=limit
+        )
+        return hits, total
+
+    def page_and_probe(
+        self,
+        query: str,
+        allowed: Collection[str] | None = None,
+        *,
+        categories: Collection[str] | None = None,
+        actions: Collection[str] | None = None,
+        offset: int = 0,
+        limit: int | None = None,
+        probe: Collection[str] = (),
+    ) -> tuple[list[tuple[ToolDefinition, float]], int, dict[str, tuple[float, bool]]]:
+        """`page`, and for each tool named in `probe`: (its score, whether it matches the query)."""
         """One page of `search`, and the number of tools that match the query (its words or a name).
 
         With the semantic layer, the tools nearest the query in meaning may fill a page after the
@@ -319,18 +314,20 @@ class SearchIndex(Ranking):
         terms = [(self._terms[t], w) for t, w in self.query_terms(query).items()]
         names = self._name_hits(query)
         depth = None if limit is None else offset + limit
+        positions = [self._position[name] for name in probe if name in self._position]
         filtered = allowed is not None or bool(categories) or bool(actions)
         if self._np is not None and (
             (terms and self._vectors is not None)
             or sum(self._starts[t + 1] - self._starts[t] for t, _ in terms) >= self._numpy_min
         ):
             mask = self._mask(allowed, categories, actions) if filtered else None
-            ids, scores, total = self._page_numpy(query, terms, names, mask, depth)
+            ids, scores, total, probed = self._page_numpy(query, terms, names, mask, depth, probe=positions)
         else:
             keep = self._filter(allowed, categories, actions) if filtered else None
-            ids, scores, total = self._page_python(query, terms, names, keep, depth)
-        tools = self._tools
-        return [(tools[i], s) for i, s in zip(ids[offset:depth], scores[offset:depth], strict=True)], total
+            ids, scores, total, probed = self._page_python(query, terms, names, keep, depth, probe=positions)
+        tools, all_names = self._tools, self._names
+        hits = [(tools[i], s) for i, s in zip(ids[offset:depth], scores[offset:depth], strict=True)]
+        return hits, total, {all_names[i]: found for i, found in probed.items()}
 
 
 def rank_names(index: SearchIndex, query: str, names: Sequence[str]) -> list[str]:

@@ -46,7 +46,9 @@ class Ranking:
         names: list[int],
         keep: Callable[[int], bool] | None,
         depth: int | None,
-    ) -> tuple[list[int], list[float], int]:
+        *,
+        probe: Collection[int] = (),
+    ) -> tuple[list[int], list[float], int, dict[int, tuple[float, bool]]]:
         scores: dict[int, float] = {}
         get = scores.get
         starts, all_ids, all_impacts = self._starts, self._ids, self._impacts
@@ -72,6 +74,7 @@ class Ranking:
         if keep is not None:
             scores = {i: s for i, s in scores.items() if keep(i)}
         total = len(scores)
+        probed = {i: (scores.get(i, 0.0), i in scores) for i in probe}  # every candidate here matches
         if depth is not None and depth <= 0:
             ordered = []
         elif depth is None or depth >= total:
@@ -81,11 +84,18 @@ class Ranking:
             # so ties still break by name (ids follow names).
             floor = heapq.nlargest(depth, scores.values())[-1]
             ordered = sorted((i for i, s in scores.items() if s >= floor), key=lambda i: (-scores[i], i))
-        return ordered, [scores[i] for i in ordered], total
+        return ordered, [scores[i] for i in ordered], total, probed
 
     def _page_numpy(
-        self, query: str, terms: list[tuple[int, float]], names: list[int], mask: Any, depth: int | None
-    ) -> tuple[list[int], list[float], int]:
+        self,
+        query: str,
+        terms: list[tuple[int, float]],
+        names: list[int],
+        mask: Any,
+        depth: int | None,
+        *,
+        probe: Collection[int] = (),
+    ) -> tuple[list[int], list[float], int, dict[int, tuple[float, bool]]]:
         np = self._np
         n = len(self._names)
         tier: Any = None
@@ -141,8 +151,26 @@ class Ranking:
         # The total counts the tools that match the query's words (or name), as without the semantic
         # layer; its nearest neighbours in meaning may fill a page but are not matches.
         total = len(ids) if matched is None else int(matched.sum())
+        probed = self._probed(ids, scores, matched, probe)
         ordered, ordered_scores = self._ordered(ids, scores, tier, depth)
-        return ordered, ordered_scores, total
+        return ordered, ordered_scores, total, probed
+
+    def _probed(
+        self, ids: Any, scores: Any, matched: Any, probe: Collection[int]
+    ) -> dict[int, tuple[float, bool]]:
+        """(score, matches the query) of each probed tool among the candidates (ids are sorted)."""
+        np = self._np
+        if not probe:
+            return {}
+        wanted = np.fromiter(probe, dtype=np.intp, count=len(probe))
+        at = np.minimum(np.searchsorted(ids, wanted), max(len(ids) - 1, 0))
+        found = (ids[at] == wanted) if len(ids) else np.zeros(len(wanted), dtype=bool)
+        hit_scores = np.where(found, scores[at] if len(ids) else 0.0, 0.0)
+        hit_matched = found if matched is None else found & matched[at]
+        return {
+            int(i): (float(score), bool(match))
+            for i, score, match in zip(wanted, hit_scores, hit_matched, strict=True)
+        }
 
     def _ordered(self, ids: Any, scores: Any, tier: Any, depth: int | None) -> tuple[list[int], list[float]]:
         """The best `depth` candidates; tools scored exactly first (large hybrid catalogs)."""

@@ -23,6 +23,8 @@ from .store import Evidence
 
 NEIGHBOURS = 30
 """How many past queries vote on one request."""
+MAX_VOTES = 50
+"""The strongest votes kept for one request (a page holds at most 50 tools)."""
 SIMILARITY_FLOOR = 0.3
 """Below this cosine two requests are unrelated (the embeddings of unrelated requests land around it)."""
 

@@ -53,7 +53,8 @@ class Usage:
         self.semantic = semantic
         self._lock = threading.Lock()
         self._snapshot: tuple[int, list[Evidence]] | None = None  # the store's version and evidence
-        self._indexes: dict[tuple[int, tuple[str, ...]], LearnedIndex] = {}
+        # id of a visible tuple -> (that tuple, store version, its learned index, its names)
+        self._indexes: dict[int, tuple[Sequence[ToolDefinition], int, LearnedIndex, tuple[str, ...]]] = {}
         self._checked = 0.0
         self._building: threading.Thread | None = None
         self._searches: list[tuple[str, int]] = []
@@ -111,13 +112,18 @@ class Usage:
         if snapshot is None or not snapshot[1]:
             return None
         version, evidence = snapshot
-        key = (version, tuple(d.name for d in tools))
+        # The gateway hands the same tuple for the same visible set: found by identity, no hashing.
         with self._lock:
-            found = self._indexes.get(key)
-        if found is None:
-            found = LearnedIndex(evidence, tools, semantic=self.semantic)
+            cached = self._indexes.get(id(tools))
+        if cached is not None and cached[0] is tools and cached[1] == version:
+            found = cached[2]
+        else:
+            names = tuple(d.name for d in tools)
+            found = next(
+                (c[2] for c in self._indexes.values() if c[1] == version and c[3] == names), None
+            ) or LearnedIndex(evidence, tools, semantic=self.semantic)
             with self._lock:
-                self._indexes[key] = found
+                self._indexes[id(tools)] = (tools, version, found, names)
                 while len(self._indexes) > _MAX_INDEXES:
                     del self._indexes[next(iter(self._indexes))]
         return found if len(found) else None
