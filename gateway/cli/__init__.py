@@ -25,7 +25,7 @@ from ..engine import run_sync
 from ..errors import UserError
 from ..runtime import open_gateway, principal_from
 from ..stores import resolve_auto_store
-from . import approvals, chat, commands, demo
+from . import approvals, chat, commands, demo, openapi
 from .output import print_result
 from .parser import build_parser, settings_from
 
@@ -46,6 +46,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return demo.run(settings)
         if args.command == "auth":
             return commands.auth(settings, args)
+        if args.command == "openapi":
+            return openapi.run(settings, args)
         if args.command in ("pending", "approve", "deny"):
             if settings.confirmation.store == "memory":
                 raise UserError(
