@@ -20,6 +20,7 @@ MAX_FIELD_DESCRIPTION = 400
 MAX_MESSAGE = 300
 """A server's error message is cut here."""
 
+_ANSI = re.compile(r"\x1b(?:\[[0-9;?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-_])")
 # C0/C1 controls (tab and newline become spaces later); zero-width, bidi-override and tag characters.
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _INVISIBLE = re.compile(
@@ -37,8 +38,9 @@ _SENTENCE_END = re.compile(r"(?<!\be\.g)(?<!\bi\.e)(?<!\betc)(?<!\bvs)(?<!\bcf)[
 
 
 def strip_unsafe(raw: object) -> str:
-    """Control and invisible characters removed; nothing else changed."""
-    return _INVISIBLE.sub("", _CONTROL.sub(" ", str(raw if raw is not None else "")))
+    """Terminal escape sequences, control and invisible characters removed; nothing else changed."""
+    text = _ANSI.sub("", str(raw if raw is not None else ""))
+    return _INVISIBLE.sub("", _CONTROL.sub(" ", text))
 
 
 def clean(raw: object) -> str:
