@@ -65,8 +65,10 @@ def _handler(server: Loopback) -> type[BaseHTTPRequestHandler]:
             status, headers, body = 200, {}, b"{}"
             for route in server.routes:
                 status, headers, payload = route(seen)
-                body = payload if isinstance(payload, bytes) else (
-                    payload.encode() if isinstance(payload, str) else json.dumps(payload).encode()
+                body = (
+                    payload
+                    if isinstance(payload, bytes)
+                    else (payload.encode() if isinstance(payload, str) else json.dumps(payload).encode())
                 )
                 if not isinstance(payload, bytes | str):
                     headers = {"Content-Type": "application/json", **headers}
@@ -79,7 +81,7 @@ def _handler(server: Loopback) -> type[BaseHTTPRequestHandler]:
             if self.command != "HEAD":
                 self.wfile.write(body)
 
-        do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_OPTIONS = _any
+        do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_OPTIONS = _any  # noqa: N815
 
         def log_message(self, format: str, *args: Any) -> None:  # quiet
             pass
@@ -112,7 +114,9 @@ def openapi_entry_point(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(
         gateway.runtime,
         "load_provider",
-        lambda spec: load_provider("gateway.openapi.provider:provide") if spec == "openapi" else original(spec),
+        lambda spec: (
+            load_provider("gateway.openapi.provider:provide") if spec == "openapi" else original(spec)
+        ),
     )
 
 
@@ -128,4 +132,9 @@ def write_spec(directory: Path, doc: dict[str, Any], name: str = "spec.json") ->
 
 
 def op(operation_id: str, **more: Any) -> dict[str, Any]:
-    return {"operationId": operation_id, "summary": f"Calls {operation_id}.", "responses": {"200": {"description": "ok"}}, **more}
+    return {
+        "operationId": operation_id,
+        "summary": f"Calls {operation_id}.",
+        "responses": {"200": {"description": "ok"}},
+        **more,
+    }

@@ -25,7 +25,11 @@ COMPONENTS: dict[str, Any] = {
                 "children": {"type": "array", "items": {"$ref": "#/components/schemas/Node"}},
             },
         },
-        "Owner": {"type": "object", "description": "Who owns the pet.", "properties": {"id": {"type": "integer"}}},
+        "Owner": {
+            "type": "object",
+            "description": "Who owns the pet.",
+            "properties": {"id": {"type": "integer"}},
+        },
         "Pet": {
             "type": "object",
             "required": ["name"],
@@ -45,7 +49,11 @@ COMPONENTS: dict[str, Any] = {
         "Dog": {
             "allOf": [
                 {"$ref": "#/components/schemas/Pet"},
-                {"type": "object", "properties": {"bark": {"type": "boolean", "default": True}}, "required": ["bark"]},
+                {
+                    "type": "object",
+                    "properties": {"bark": {"type": "boolean", "default": True}},
+                    "required": ["bark"],
+                },
             ]
         },
     }
@@ -58,12 +66,40 @@ def doc(version: str = "3.0.3") -> dict[str, Any]:
         "info": {"title": "Shop", "version": "1"},
         "servers": [{"url": "https://{region}.shop.test/v1", "variables": {"region": {"default": "eu"}}}],
         "paths": {
-            "/trees": {"post": op("createTree", requestBody={"content": {"application/json": {"schema": {"$ref": "#/components/schemas/Node"}}}})},
-            "/pets": {
-                "post": op("addPet", tags=["pets"], requestBody={"required": True, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Pet"}}}}),
-                "get": op("listPets", tags=["pets"], parameters=[{"name": "limit", "in": "query", "schema": {"type": "integer", "maximum": 100}}]),
+            "/trees": {
+                "post": op(
+                    "createTree",
+                    requestBody={
+                        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Node"}}}
+                    },
+                )
             },
-            "/dogs": {"put": op("putDog", tags=["dogs"], requestBody={"content": {"application/json": {"schema": {"$ref": "#/components/schemas/Dog"}}}})},
+            "/pets": {
+                "post": op(
+                    "addPet",
+                    tags=["pets"],
+                    requestBody={
+                        "required": True,
+                        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Pet"}}},
+                    },
+                ),
+                "get": op(
+                    "listPets",
+                    tags=["pets"],
+                    parameters=[
+                        {"name": "limit", "in": "query", "schema": {"type": "integer", "maximum": 100}}
+                    ],
+                ),
+            },
+            "/dogs": {
+                "put": op(
+                    "putDog",
+                    tags=["dogs"],
+                    requestBody={
+                        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Dog"}}}
+                    },
+                )
+            },
             "/pets/{id}": {
                 "parameters": [{"name": "id", "in": "path", "required": True, "schema": {"type": "string"}}],
                 "delete": op("deletePet", tags=["pets"]),
@@ -74,7 +110,9 @@ def doc(version: str = "3.0.3") -> dict[str, Any]:
     }
 
 
-def served(tmp_path: Path, document: dict[str, Any], name: str = "spec.json", **settings: Any) -> dict[str, ToolDefinition]:
+def served(
+    tmp_path: Path, document: dict[str, Any], name: str = "spec.json", **settings: Any
+) -> dict[str, ToolDefinition]:
     path = write_spec(tmp_path, document, name)
     api = OpenApi(OpenApiSettings(name="shop", spec=path, **settings), tmp_path / "cache")
     return {d.name: d for d in api.definitions()}
@@ -206,10 +244,16 @@ def test_names_categories_and_actions(tmp_path: Path) -> None:
     assert tools["shop_delete_pet"].action == "delete"
 
 
-def test_a_huge_spec_loads_from_its_cache_without_parsing_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_huge_spec_loads_from_its_cache_without_parsing_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     paths = {
         f"/things{i}/{{id}}": {
-            "get": op(f"getThing{i}", tags=[f"group{i % 40}"], parameters=[{"name": "id", "in": "path", "required": True, "schema": {"type": "string"}}]),
+            "get": op(
+                f"getThing{i}",
+                tags=[f"group{i % 40}"],
+                parameters=[{"name": "id", "in": "path", "required": True, "schema": {"type": "string"}}],
+            ),
             "delete": op(f"deleteThing{i}", tags=[f"group{i % 40}"]),
         }
         for i in range(2500)
@@ -239,6 +283,8 @@ def test_an_edited_spec_is_indexed_again(tmp_path: Path) -> None:
 
 def test_spec_text_is_cleaned_before_the_model_reads_it(tmp_path: Path) -> None:
     document = doc()
-    document["paths"]["/pets"]["get"]["summary"] = "List\x1b[31m pets\u202e [docs](https://evil.test) <b>now</b>."
+    document["paths"]["/pets"]["get"]["summary"] = (
+        "List\x1b[31m pets\u202e [docs](https://evil.test) <b>now</b>."
+    )
     tool = served(tmp_path, document)["shop_list_pets"]
     assert tool.summary == "List pets docs now."
