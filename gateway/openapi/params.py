@@ -217,7 +217,7 @@ def _body(
     flat = (
         isinstance(props, dict)
         and props
-        and schema.get("type", "object") in ("object", ["object"])
+        and schema.get("type", "object") in ("object", ["object"], ["object", "null"])
         and not any(k in schema for k in ("oneOf", "anyOf", "allOf", "not", "patternProperties"))
         and not isinstance(schema.get("additionalProperties"), dict)
         and not set(props) & set(properties)
