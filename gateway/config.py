@@ -170,6 +170,41 @@ class GoogleApisSettings(_Section):
     cache_dir: Path | None = None  # where the catalog's index is cached (default: the user's cache)
 
 
+class OpenApiAuthSettings(_Section):
+    """How calls to one OpenAPI entry authenticate; secrets come from a variable or a file, never the config."""
+
+    type: Literal["none", "bearer", "api_key", "basic", "oauth2"] = "none"
+    env: str | None = None  # the variable holding the token, API key, password or client secret
+    file: Path | None = None  # or a file holding it (its content, stripped)
+    username: str | None = None  # basic: the user; oauth2: the client id (or username_env)
+    username_env: str | None = None
+    name: str | None = None  # api_key: the header, query or cookie name (default: the spec's scheme)
+    location: Literal["header", "query", "cookie"] | None = None  # api_key (default: the spec's, else header)
+    token_url: str | None = None  # oauth2 (default: the spec's clientCredentials flow)
+    scopes: list[str] = []  # oauth2
+
+
+class OpenApiSettings(_Section):
+    """One REST API described in OpenAPI, served as a catalog (`[[openapi]]`, docs/openapi.md)."""
+
+    name: str = Field(pattern=r"^[a-z][a-z0-9_]{0,31}$")  # the tools' name and category prefix
+    spec: Path  # the description: JSON or YAML, OpenAPI 3.0 or 3.1
+    base_url: str | None = None  # default: the spec's first server, its variables at their defaults
+    server_variables: dict[str, str] = {}
+    include_tags: list[str] = []
+    exclude_tags: list[str] = []
+    include_paths: list[str] = []  # path globs, e.g. "/repos/*"
+    exclude_paths: list[str] = []
+    include_operations: list[str] = []  # operation ids (or tool names), globs allowed
+    exclude_operations: list[str] = []
+    read_only: bool = False  # serve only GET, HEAD and OPTIONS operations
+    safe: list[str] = []  # POST/PUT/PATCH that are not destructive: operation ids, "tag:NAME" or path globs
+    auth: OpenApiAuthSettings = OpenApiAuthSettings()
+    timeout: float = Field(30.0, gt=0)  # seconds per request
+    retries: int = Field(2, ge=0, le=5)  # of safe methods on 429 and 503
+    max_response_bytes: int = Field(1_000_000, gt=0)
+
+
 class Settings(_Section):
     """Everything a gateway process is configured with."""
 
@@ -193,6 +228,8 @@ class Settings(_Section):
     usage: UsageSettings = UsageSettings()
     google: GoogleSettings = GoogleSettings()
     google_apis: GoogleApisSettings = GoogleApisSettings()
+    openapi: list[OpenApiSettings] = []
+    """REST APIs described in OpenAPI, each a catalog of its operations (docs/openapi.md)."""
 
     @field_validator("timezone")
     @classmethod

@@ -96,9 +96,16 @@ def open_gateway(
             "tools_dirs": settings.tools_dirs,  # for the tools-directory provider ("files")
             "google": settings.google.model_dump(),  # for the workspace provider's Google backend
             "google_apis": settings.google_apis.model_dump(),  # for the Google API catalog ("google-apis")
+            # For the OpenAPI provider ("openapi"): the entries, those `openapi:NAME` catalogs picked.
+            "openapi": [entry.model_dump() for entry in settings.openapi],
+            "openapi_select": [s.partition(":")[2] for s in settings.catalogs if s.startswith("openapi:")],
+            "openapi_cache_dir": settings.data_dir / "openapi",
         },
     )
-    specs = [spec for spec in settings.catalogs if spec not in ("files", "mcp")]
+    specs = [spec for spec in settings.catalogs if spec not in ("files", "mcp", "openapi")]
+    specs = [spec for spec in specs if not spec.startswith("openapi:")]
+    if settings.openapi or any(s == "openapi" or s.startswith("openapi:") for s in settings.catalogs):
+        specs.append("openapi")  # after the built-in catalogs, whose tools win name clashes
     if settings.tools_dirs or "files" in settings.catalogs:
         specs.append("files")  # after the built-in catalogs, whose tools win name clashes
     if settings.mcp_servers is not None or "mcp" in settings.catalogs:

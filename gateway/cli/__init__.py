@@ -28,7 +28,7 @@ from ..engine import run_sync
 from ..errors import UserError
 from ..runtime import open_gateway, principal_from
 from ..stores import resolve_auto_store
-from . import approvals, chat, commands, demo, usage
+from . import approvals, chat, commands, demo, openapi, usage
 from .messages import for_a_person, note, progress_on_stderr
 from .output import print_result
 from .parser import build_parser, settings_from
@@ -60,6 +60,8 @@ def _command(args: argparse.Namespace) -> int:
         return commands.auth(settings, args)
     if args.command == "demo":
         return demo.run(settings)
+    if args.command == "openapi":
+        return openapi.run(settings, args)
     if args.command in ("pending", "approve", "deny"):
         if settings.confirmation.store == "memory":
             raise UserError(

@@ -36,8 +36,9 @@ def discover(gw: Gateway, ctx: ToolContext, args: argparse.Namespace) -> int:
     if args.json and result.status == "ok":
         for hit in result.output.get("tools", []):  # e.g. the Google method a generated tool calls
             found = gw.catalog.get(hit["name"])
-            if found is not None and "method_id" in found.metadata:
-                hit["method_id"] = found.metadata["method_id"]
+            for key in ("method_id", "operation_id"):  # ... or the OpenAPI operation
+                if found is not None and key in found.metadata:
+                    hit[key] = found.metadata[key]
     if args.json or result.status != "ok" or "tools" not in result.output:
         return print_result(result)
     out = result.output

@@ -10,7 +10,7 @@ import argparse
 from importlib.metadata import PackageNotFoundError, version
 
 from ..config import Settings, load_settings
-from . import chat, usage
+from . import chat, openapi, usage
 from .commands import FORMATS
 
 
@@ -39,6 +39,12 @@ def _common_options(parser: argparse.ArgumentParser) -> None:
         action="append",
         metavar="NAME",
         help="serve this catalog, e.g. workspace or google-apis (repeatable; replaces the configured catalogs)",
+    )
+    common.add_argument(
+        "--openapi",
+        action="append",
+        metavar="NAME=SPEC",
+        help="serve a REST API from its OpenAPI description as catalog NAME (repeatable; docs/openapi.md)",
     )
     common.add_argument("--json", action="store_true", help="machine-readable output with stable keys")
 
@@ -102,10 +108,19 @@ def build_parser() -> argparse.ArgumentParser:
     chat.add_arguments(
         sub.add_parser("chat", parents=[common], help="chat with an agent that uses the gateway")
     )
+    openapi.add_arguments(
+        sub.add_parser(
+            "openapi", parents=[common], help="check an OpenAPI description: gateway openapi check SPEC"
+        )
+    )
     return parser
 
 
 def settings_from(args: argparse.Namespace) -> Settings:
+    return openapi.with_entries(_settings(args), args.openapi)
+
+
+def _settings(args: argparse.Namespace) -> Settings:
     return load_settings(
         args.config,
         overrides={

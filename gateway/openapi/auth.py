@@ -1,0 +1,253 @@
+"""Credentials of one entry: bearer tokens, API keys, HTTP basic and OAuth 2 client credentials.
+
+Secrets come from an environment variable or a file named in the configuration, are read on the
+first call (listing and searching need none), and never leave this module except in the request
+itself: every text the gateway returns or logs from a call is scrubbed of them (`scrub`), including
+the access tokens OAuth 2 hands out, and httpx's own request log is filtered the same way.
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from ..config import OpenApiAuthSettings
+from ..errors import ToolFailed, UserError
+
+REDACTED = "[redacted]"
+REFRESH_MARGIN_SECONDS = 30.0
+"""An OAuth 2 access token is renewed this long before it expires."""
+_MIN_SECRET = 4  # shorter values are not scrubbed from text (they would mangle it)
+
+
+class _Registry:
+    """Every secret value in use in this process, for scrubbing logs."""
+
+    def __init__(self) -> None:
+        self._values: set[str] = set()
+        self._lock = threading.Lock()
+
+    def add(self, value: str) -> None:
+        if len(value) >= _MIN_SECRET:
+            with self._lock:
+                self._values.add(value)
+
+    def discard(self, values: set[str]) -> None:
+        with self._lock:
+            self._values -= values
+
+    def scrub(self, text: str) -> str:
+        with self._lock:
+            values = sorted(self._values, key=len, reverse=True)
+        for value in values:
+            if value in text:
+                text = text.replace(value, REDACTED)
+        return text
+
+
+SECRETS = _Registry()
+
+
+class _LogFilter(logging.Filter):
+    """Scrubs secrets from the records of the HTTP client's loggers (a query API key is in the URL)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        scrubbed = SECRETS.scrub(message)
+        if scrubbed != message:
+            record.msg, record.args = scrubbed, None
+        return True
+
+
+def install_log_filter() -> None:
+    for name in ("httpx2", "httpcore2", "httpx", "httpcore"):
+        logger = logging.getLogger(name)
+        if not any(isinstance(f, _LogFilter) for f in logger.filters):
+            logger.addFilter(_LogFilter())
+
+
+def check(entry: str, settings: OpenApiAuthSettings) -> None:
+    """Raises: UserError: the auth section misses what its type needs."""
+    kind = settings.type
+    if kind != "none" and (settings.env is None) == (settings.file is None):
+        raise UserError(f"[[openapi]] {entry}: auth type {kind!r} needs exactly one of env or file")
+    if kind in ("basic", "oauth2") and not (settings.username or settings.username_env):
+        what = "the user" if kind == "basic" else "the client id"
+        raise UserError(f"[[openapi]] {entry}: auth type {kind!r} needs username or username_env ({what})")
+
+
+class Credentials:
+    """Applies one entry's authentication to requests; thread-safe."""
+
+    def __init__(
+        self,
+        entry: str,
+        settings: OpenApiAuthSettings,
+        schemes: Mapping[str, Any],
+        *,
+        environ: Mapping[str, str] | None = None,
+        token_request: Callable[[str, dict[str, str], tuple[str, str]], Any] | None = None,
+        base_url: str | None = None,
+    ) -> None:
+        check(entry, settings)
+        self.entry = entry
+        self.settings = settings
+        self._environ = os.environ if environ is None else environ
+        self.token_request = token_request
+        self._lock = threading.Lock()
+        self._secret: str | None = None
+        self._token: str | None = None
+        self._expires = 0.0
+        self._mine: set[str] = set()
+        self.location, self.name = self._api_key_place(schemes)
+        self.token_url = settings.token_url or _token_url(schemes)
+        if settings.type == "oauth2" and not self.token_url:
+            raise UserError(
+                f"[[openapi]] {entry}: auth type 'oauth2' needs token_url (the description has no "
+                "clientCredentials flow)"
+            )
+        if self.token_url and base_url and self.token_url.startswith("/"):
+            self.token_url = base_url.rstrip("/") + self.token_url
+
+    def _api_key_place(self, schemes: Mapping[str, Any]) -> tuple[str, str]:
+        declared = next(
+            (s for s in schemes.values() if isinstance(s, dict) and s.get("type") == "apiKey"), {}
+        )
+        location = self.settings.location or str(declared.get("in") or "header")
+        return location, self.settings.name or str(declared.get("name") or "X-API-Key")
+
+    @property
+    def hidden(self) -> set[tuple[str, str]]:
+        """(location, lowercase name) of parameters the gateway fills in itself."""
+        return {(self.location, self.name.lower())} if self.settings.type == "api_key" else set()
+
+    def _remember(self, value: str) -> str:
+        self._mine.add(value)
+        SECRETS.add(value)
+        return value
+
+    def _read(self, env: str | None, file: Path | None, what: str) -> str:
+        if env is not None:
+            value = self._environ.get(env, "")
+            if not value:
+                raise ToolFailed(
+                    "permission_denied",
+                    f"the gateway has no {what} for {self.entry}: the operator has to set {env}",
+                )
+            return value.strip()
+        assert file is not None
+        try:
+            value = file.expanduser().read_text(encoding="utf-8").strip()
+        except OSError:
+            value = ""
+        if not value:
+            raise ToolFailed(
+                "permission_denied",
+                f"the gateway has no {what} for {self.entry}: the operator has to fill the secrets file",
+            )
+        return value
+
+    def secret(self) -> str:
+        with self._lock:
+            if self._secret is None:
+                what = {"bearer": "token", "api_key": "API key", "basic": "password"}.get(
+                    self.settings.type, "client secret"
+                )
+                self._secret = self._remember(self._read(self.settings.env, self.settings.file, what))
+            return self._secret
+
+    def _user(self) -> str:
+        if self.settings.username_env is not None:
+            return self._read(self.settings.username_env, None, "user name")
+        return self.settings.username or ""
+
+    def apply(self, headers: dict[str, str], query: list[tuple[str, str]], cookies: dict[str, str]) -> None:
+        """Adds the credentials to a request's parts (fetching an access token if needed)."""
+        kind = self.settings.type
+        if kind == "none":
+            return
+        if kind == "bearer":
+            headers["Authorization"] = f"Bearer {self.secret()}"
+        elif kind == "basic":
+            pair = f"{self._user()}:{self.secret()}".encode()
+            headers["Authorization"] = "Basic " + self._remember(base64.b64encode(pair).decode())
+        elif kind == "oauth2":
+            headers["Authorization"] = f"Bearer {self.access_token()}"
+        elif self.location == "query":
+            query.append((self.name, self.secret()))
+        elif self.location == "cookie":
+            cookies[self.name] = self.secret()
+        else:
+            headers[self.name] = self.secret()
+
+    @property
+    def refreshable(self) -> bool:
+        return self.settings.type == "oauth2"
+
+    def invalidate(self) -> None:
+        """Forget the access token (the API refused it): the next call fetches a new one."""
+        with self._lock:
+            self._token, self._expires = None, 0.0
+
+    def access_token(self) -> str:
+        secret, user = self.secret(), self._user()
+        with self._lock:
+            if self._token is not None and time.monotonic() < self._expires:
+                return self._token
+            if self.token_request is None or self.token_url is None:
+                raise ToolFailed(
+                    "permission_denied", f"the gateway cannot get an access token for {self.entry}"
+                )
+            form = {"grant_type": "client_credentials"}
+            if self.settings.scopes:
+                form["scope"] = " ".join(self.settings.scopes)
+            answer = self.token_request(self.token_url, form, (user, secret))
+            token = answer.get("access_token") if isinstance(answer, dict) else None
+            if not isinstance(token, str) or not token:
+                raise ToolFailed(
+                    "permission_denied",
+                    f"the token endpoint of {self.entry} gave no access token; the operator has to check the "
+                    "client credentials",
+                )
+            lifetime = answer.get("expires_in")
+            seconds = (
+                float(lifetime)
+                if isinstance(lifetime, int | float) and not isinstance(lifetime, bool)
+                else 3600.0
+            )
+            self._token = self._remember(token)
+            self._expires = time.monotonic() + seconds - REFRESH_MARGIN_SECONDS
+            return token
+
+    def scrub(self, value: Any) -> Any:
+        """`value` with every secret of this entry replaced, in strings at any depth."""
+        if isinstance(value, str):
+            with self._lock:
+                mine = sorted(self._mine, key=len, reverse=True)
+            for secret in mine:
+                if len(secret) >= _MIN_SECRET and secret in value:
+                    value = value.replace(secret, REDACTED)
+            return value
+        if isinstance(value, dict):
+            return {self.scrub(k): self.scrub(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self.scrub(v) for v in value]
+        return value
+
+    def close(self) -> None:
+        SECRETS.discard(self._mine)
+
+
+def _token_url(schemes: Mapping[str, Any]) -> str | None:
+    for scheme in schemes.values():
+        flows = scheme.get("flows") if isinstance(scheme, dict) else None
+        flow = flows.get("clientCredentials") if isinstance(flows, dict) else None
+        if isinstance(flow, dict) and isinstance(flow.get("tokenUrl"), str):
+            return str(flow["tokenUrl"])
+    return None
