@@ -35,7 +35,7 @@ from gateway.usage import Usage
 
 from .baseline import Bm25s
 from .datasets import Dataset, baseline_text, load, read_jsonl, require
-from .history import split, usage_from
+from .history import plot_growth, split, usage_from
 from .metrics import aggregate
 
 COLUMNS = ("R@1", "R@5", "N@5", "H@5")
@@ -141,6 +141,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         help="history: the queries whose sha1 %% 4 == 0; rank the rest",
     )
     parser.add_argument("--growth", action="store_true", help="rows for 1%%, 10%% and 100%% of the history")
+    parser.add_argument("--plot", type=Path, help="with --growth: plot quality against history to this PNG")
     args = parser.parse_args(argv)
     require([args.dataset], "benchmarks.discovery")
 
@@ -181,6 +182,20 @@ def main(argv: Sequence[str] | None = None) -> None:
     for label, metrics, _ in results[:-1]:
         delta = " | ".join(f"{metrics[c] - base[c]:+.1f}" for c in COLUMNS)
         print(f"| {label.split(' (')[0]} minus baseline | {delta} | |")
+
+    if args.plot and args.growth:
+        by_label = {label: metrics for label, metrics, _ in results}
+        points = [
+            (share, metrics["R@5"], metrics["R@1"])
+            for label, metrics in by_label.items()
+            for share in (0.01, 0.1, 1.0)
+            if label.startswith(f"ours, {'hybrid' if semantic_available() else 'lexical'}, with {share:.0%}")
+        ]
+        zero_shot = by_label[
+            "ours, hybrid ('search' extra)" if semantic_available() else "ours, lexical (default install)"
+        ]
+        plot_growth(points, zero_shot["R@5"], base["R@5"], args.plot)
+        print(f"plot written to {args.plot}", file=sys.stderr)
 
     if args.rankings:
         with args.rankings.open("w", encoding="utf-8") as fh:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from gateway.usage import SqliteUsageStore, Usage
@@ -43,3 +44,28 @@ def usage_from(data: Dataset, history: Sequence[dict[str, Any]], *, semantic: bo
     assert not problems, problems[:3]
     usage.learned(list(data.catalog), wait=True)  # read the store now, not in the first query
     return usage, recorded
+
+
+def plot_growth(
+    points: Sequence[tuple[float, float, float]], zero_shot: float, bm25: float, out: Path
+) -> None:
+    """R@5 and R@1 against the share of history used (log scale), with zero-shot and BM25 lines."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.4, 3.6))
+    shares = [100 * share for share, _, _ in points]
+    ax.plot(shares, [r5 for _, r5, _ in points], "o-", label="R@5 with history")
+    ax.plot(shares, [r1 for _, _, r1 in points], "s--", label="R@1 with history")
+    ax.axhline(zero_shot, color="grey", linestyle=":", label=f"R@5 zero-shot ({zero_shot:.1f})")
+    ax.axhline(bm25, color="black", linestyle="-.", linewidth=0.8, label=f"R@5 BM25 ({bm25:.1f})")
+    ax.set_xscale("log")
+    ax.set_xlabel("history imported (% of the development history)")
+    ax.set_ylabel("% of the test requests")
+    ax.set_title("metatool test split: learning from history")
+    ax.legend(fontsize=8, loc="lower right")
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
