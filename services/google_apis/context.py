@@ -26,9 +26,9 @@ MAX_PART = 300
 """Each description (the API's, a schema's) is cut here: its first sentences say what it is."""
 SHARED_BY = 3
 """A schema taken or returned by methods of this many resources is not about any one of them."""
-_GENERIC = re.compile(
-    r"(?:^|[a-z0-9])(?:Empty|Operation|Operations|Status|Policy|SetIamPolicyRequest|GetIamPolicyRequest"
-    r"|TestIamPermissionsRequest|TestIamPermissionsResponse|ListOperationsResponse)$"
+_GENERIC = re.compile(  # bare or in Google's shared packages (GoogleIamV1Policy); not AlertPolicy
+    r"^(?:Google(?:Iam|Longrunning|Protobuf|Rpc)(?:V\d+)?)?(?:Empty|Operation|Status|Policy"
+    r"|(?:Set|Get)IamPolicyRequest|TestIamPermissions(?:Request|Response)|ListOperationsResponse)$"
 )
 
 

@@ -32,6 +32,9 @@ def test_the_schemas_a_method_takes_and_returns_are_described_but_generic_ones_a
     assert "Vacation auto-reply settings for an account" in vacation.context
     # instances.start returns an Operation, as a hundred other compute methods do: nothing about VMs.
     assert "Operation" not in by_id(index, "compute.instances.start").context
+    # A schema is generic by its whole name: monitoring's AlertPolicy is no IAM Policy.
+    alert = by_id(index, "monitoring.projects.alertPolicies.create")
+    assert "the ways to notify people or services about this state" in alert.context
 
 
 def test_the_served_tool_searches_the_context_after_its_own_words(index: Index) -> None:
