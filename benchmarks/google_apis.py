@@ -1,6 +1,7 @@
 """The Google API catalog (~13,800 tools): start-up, memory, discovery, schemas and tokens, beside a baseline.
 
     python -m benchmarks.google_apis [--runs 5] [--token-sample N]
+    python -m benchmarks.google_apis --requests [--requests-file FILE]
 
 Each figure is printed next to a baseline measured in the same run:
 
@@ -20,6 +21,8 @@ Each figure is printed next to a baseline measured in the same run:
 - tokens: the full catalog as Anthropic tool definitions (every params model made) against the three
   meta-tools, counted with `benchmarks.token_footprint.count` (cl100k_base via bpe-openai).
   `--token-sample N` counts N evenly spread tools and scales up instead of all of them.
+- everyday requests (`--requests`, alone): H@5, R@5 and MRR of requests in users' words over the
+  whole catalog, with and without the text around each method, next to bm25s (`google_requests`).
 
 Other processes share the machine: the load average is printed, figures compare within one run only.
 """
@@ -48,6 +51,7 @@ from gateway import Catalog, Gateway, Principal, ProviderOptions, load_provider
 from gateway.adapters import anthropic
 from services.google_apis.documents import documents_dir
 
+from . import google_requests
 from .token_footprint import count
 
 QUERY = "create a calendar event"
@@ -316,7 +320,14 @@ def main() -> None:
     )
     parser.add_argument("--runs", type=int, default=5, help="processes per cold-start figure")
     parser.add_argument("--token-sample", type=int, default=None, help="count this many tools, not all")
+    parser.add_argument(
+        "--requests", action="store_true", help="only rank the everyday requests (benchmarks.google_requests)"
+    )
+    parser.add_argument("--requests-file", type=Path, default=google_requests.REQUESTS, help="JSONL requests")
     args = parser.parse_args()
+    if args.requests:
+        google_requests.run(args.requests_file)
+        return
     print(
         f"google-api-python-client {metadata.version('google-api-python-client')}, Python {platform.python_version()}, "
         f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f}"

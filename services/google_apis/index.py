@@ -25,7 +25,7 @@ from gateway.names import closest_names
 from .documents import Versions, available, choose, documents_dir, is_alias, package_version, read_document
 from .methods import Api, Method, api_of, assign_names, methods_of
 
-INDEX_FORMAT = 4
+INDEX_FORMAT = 5
 """Changes whenever what is indexed, or how, changes: older files are then ignored."""
 MAX_CACHED_INDEXES = 4
 """Index files kept in the cache directory (other package versions, modes); the least recently used go."""
@@ -71,8 +71,11 @@ class Index:
         return [m for m in self.methods if keep(m.api)]
 
 
-def build_index(directory: Path, versions: Versions) -> Index:
-    """Read the documents and make every entry (seconds: this is what the cache saves)."""
+def build_index(directory: Path, versions: Versions, *, context: bool = True) -> Index:
+    """Read the documents and make every entry (seconds: this is what the cache saves).
+
+    Without `context`, no method gets the text around it (see `methods_of`).
+    """
     apis: list[Api] = []
     found: list[Method] = []
     for ref, default in choose(available(directory), versions):
@@ -81,7 +84,7 @@ def build_index(directory: Path, versions: Versions) -> Index:
             continue
         api = api_of(ref, doc, default)
         apis.append(api)
-        found.extend(methods_of(api, doc))
+        found.extend(methods_of(api, doc, context=context))
     methods = sorted(assign_names(found), key=lambda m: m.name)
     return Index(package_version(), versions, tuple(apis), tuple(methods))
 
@@ -113,9 +116,11 @@ def encode(index: Index) -> dict[str, Any]:
     """The index as compact JSON data: APIs and scope lists by position, methods as rows."""
     api_position = {api: i for i, api in enumerate(index.apis)}
     scope_sets: dict[tuple[str, ...], int] = {}
+    contexts: dict[str, int] = {}  # the methods of one resource mostly share theirs
     rows = []
     for m in index.methods:
         scopes = scope_sets.setdefault(m.scopes, len(scope_sets))
+        context = contexts.setdefault(m.context, len(contexts))
         flags = int(m.read_only) | int(m.destructive) << 1
         rows.append(
             [
@@ -130,6 +135,7 @@ def encode(index: Index) -> dict[str, Any]:
                 m.summary,
                 "" if m.description == m.summary else m.description,  # most are one sentence
                 m.search_text,
+                context,
                 flags,
                 m.media,
                 scopes,
@@ -141,6 +147,7 @@ def encode(index: Index) -> dict[str, Any]:
         "versions": index.versions,
         "apis": [[a.name, a.version, a.title, a.category, a.default] for a in index.apis],
         "scopes": [list(s) for s in scope_sets],
+        "contexts": list(contexts),
         "methods": rows,
     }
 
@@ -156,6 +163,7 @@ def decode(data: dict[str, Any], version: str, versions: Versions) -> Index:
         raise ValueError(f"built for {header}")
     apis = tuple(Api(str(n), str(v), str(t), str(c), bool(d)) for n, v, t, c, d in data["apis"])
     scopes = [tuple(map(str, s)) for s in data["scopes"]]
+    contexts = [str(c) for c in data["contexts"]]
     make = Method._make  # positional: fourteen thousand of these are made at every start
     methods = tuple(
         make(
@@ -171,6 +179,7 @@ def decode(data: dict[str, Any], version: str, versions: Versions) -> Index:
                 summary,
                 description or summary,
                 search_text,
+                contexts[context],
                 bool(flags & 1),
                 bool(flags & 2),
                 media,
@@ -189,6 +198,7 @@ def decode(data: dict[str, Any], version: str, versions: Versions) -> Index:
             summary,
             description,
             search_text,
+            context,
             flags,
             media,
             scope,

@@ -24,6 +24,7 @@ from gateway.actions import normalize_action
 from gateway.names import MAX_NAME_LENGTH, to_name
 
 from . import text
+from .context import Context
 from .documents import DocumentRef
 
 DESTRUCTIVE_WORDS = frozenset(
@@ -104,6 +105,9 @@ class Method(NamedTuple):
     summary: str
     description: str
     search_text: str
+    """Its parameters' names and the names of the schemas it takes and returns."""
+    context: str
+    """What its document says around it: the API, the resources, their schemas (`context.py`)."""
     read_only: bool
     destructive: bool
     media: str
@@ -163,11 +167,17 @@ def api_of(ref: DocumentRef, doc: dict[str, Any], default: bool) -> Api:
     return Api(ref.name, ref.version, title, to_name(ref.name), default)
 
 
-def methods_of(api: Api, doc: dict[str, Any]) -> list[Method]:
-    """Every method of a document, named provisionally (`assign_names` makes names unique)."""
+def methods_of(api: Api, doc: dict[str, Any], *, context: bool = True) -> list[Method]:
+    """Every method of a document, named provisionally (`assign_names` makes names unique).
+
+    Without `context`, a method's search words are its own only (the catalog as it was indexed before
+    the text around a method was added; `benchmarks.google_apis --requests` compares both).
+    """
     found = []
     known = text.identifiers(doc)
-    for path, m in _walk(doc):
+    walked = list(_walk(doc))
+    around = Context(doc, api.title, known, walked) if context else None
+    for path, m in walked:
         method_id = m.get("id") or ".".join((api.name, *path))
         verb = path[-1]
         http_method = str(m.get("httpMethod", "GET")).upper()
@@ -193,6 +203,7 @@ def methods_of(api: Api, doc: dict[str, Any]) -> list[Method]:
                 summary=text.summary(described, fallback),
                 description=long,
                 search_text=" ".join([*sorted(m.get("parameters", {})), *filter(None, schemas)]),
+                context=around.of(path, m) if around else "",
                 read_only=http_method == "GET",
                 destructive=is_destructive(verb, http_method),
                 media=media,
