@@ -1,0 +1,103 @@
+"""Learning from use, end to end: real MCP clients and the agent loop teach; Redis replicas share it."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp import Client
+
+from gateway import Catalog, Gateway, Principal
+from gateway.usage import RedisUsageStore, SqliteUsageStore, Usage
+
+from ..sample_tools import ALL_TOOLS
+from .mcp_server_support import http_client, http_server, redis_server, stdio_server, write_config
+from .replay import Replay, anthropic_turn
+from .vendors import ANTHROPIC, call, converse
+
+WORDS = "jot down the shopping"  # words no tool's text uses
+ANYONE = Principal()
+
+
+def _pairs(data_dir: Path) -> list[dict[str, object]]:
+    store = SqliteUsageStore(data_dir / "usage.sqlite3")
+    try:
+        return store.export()
+    finally:
+        store.close()
+
+
+def test_an_mcp_client_session_over_stdio_teaches_the_server(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with Client(stdio_server(write_config(tmp_path))) as client:
+            await client.call_tool("discover_tools", {"query": WORDS})
+            await client.call_tool(
+                "invoke_tool", {"tool_name": "notes_create", "parameters": {"title": "eggs"}}
+            )
+            await client.call_tool("invoke_tool", {"tool_name": "notes_create", "parameters": {"title": 5}})
+
+    anyio.run(scenario)
+    assert _pairs(tmp_path) == [{"query": WORDS, "tools": ["notes_create"]}]
+
+
+def test_http_clients_teach_per_principal_and_a_later_client_finds_the_tool(tmp_path: Path) -> None:
+    async def scenario(url: str) -> None:
+        async with http_client(url) as client:
+            missed = await client.call_tool("discover_tools", {"query": WORDS})
+            assert missed.structured_content["total"] == 0
+            await client.call_tool(
+                "invoke_tool", {"tool_name": "notes_create", "parameters": {"title": "eggs"}}
+            )
+        async with http_client(url) as later:
+            for _ in range(50):  # the server re-reads its store in the background, never in a search
+                found = await later.call_tool("discover_tools", {"query": WORDS})
+                if found.structured_content["total"]:
+                    break
+                await anyio.sleep(0.1)
+            assert [t["name"] for t in found.structured_content["tools"]] == ["notes_create"]
+
+    with http_server(write_config(tmp_path)) as server:
+        anyio.run(scenario, server.url)
+    assert _pairs(tmp_path) == [{"query": WORDS, "tools": ["notes_create"]}]
+
+
+def test_the_agent_loop_conversation_is_a_session(replay: Replay) -> None:
+    usage = Usage(SqliteUsageStore(), check_seconds=0.0)
+    gw = Gateway(Catalog(ALL_TOOLS), usage=usage)
+    replay.script(
+        anthropic_turn("", [call("toolu_1", "discover_tools", {"query": WORDS})]),
+        anthropic_turn(
+            "",
+            [call("toolu_2", "invoke_tool", {"tool_name": "notes_create", "parameters": {"title": "eggs"}})],
+        ),
+        anthropic_turn("Noted."),
+    )
+    converse(ANTHROPIC, replay, gw, ["Jot down the shopping: eggs"])
+    assert usage.export() == [{"query": WORDS, "tools": ["notes_create"]}]
+
+
+@pytest.fixture
+def redis_url(tmp_path: Path) -> Iterator[str]:
+    with redis_server(tmp_path / "redis") as url:
+        yield url
+
+
+def test_replicas_sharing_a_redis_store_learn_from_each_other(redis_url: str) -> None:
+    a, b = (Usage(RedisUsageStore(redis_url, prefix="test:usage"), check_seconds=0.0) for _ in range(2))
+    replica_b = Gateway(Catalog(ALL_TOOLS), usage=b)
+    visible = replica_b.visible(ANYONE)
+    before = replica_b.discover(ANYONE, query=WORDS)
+    assert before["total"] == 0
+    a.import_lines([json.dumps({"query": WORDS, "tools": ["notes_create"]})])  # taught on replica a
+    b.learned(visible, wait=True)
+    after = replica_b.discover(ANYONE, query=WORDS)
+    assert [t["name"] for t in after["tools"]] == ["notes_create"]
+    assert b.stats()["pairs"] == 1
+    a.forget()  # forgotten on a: gone on b too
+    b.learned(visible, wait=True)
+    assert replica_b.discover(ANYONE, query=WORDS) == before
+    a.close()
+    b.close()
