@@ -79,9 +79,9 @@ class ListEventsParams(BaseModel):
     examples=[*REQUESTS["calendar_list_events"], {"start": "today", "end": "friday", "query": "review"}],
 )
 def calendar_list_events(params: ListEventsParams, ctx: ToolContext) -> dict[str, Any]:
-    """List events (meetings, appointments) between two times (default: the week ahead), earliest first.
+    """List events (meetings, appointments) between two times, earliest first.
 
-    Returns the resolved range, the events and `more: true` when max_results cut the list.
+    Without a range: the week ahead. Returns the resolved range, the events and `more: true` when max_results cut the list.
     """
     settings = settings_of(ctx)
     start, end = time_range(params.start, params.end, settings)
@@ -215,7 +215,7 @@ class UpdateEventParams(BaseModel):
     ],
 )
 def calendar_update_event(params: UpdateEventParams, ctx: ToolContext) -> dict[str, Any]:
-    """Change an event (reschedule it, move it to another time, rename it); only the fields you give change.
+    """Change an event (reschedule, move or rename it); only the fields you give change.
 
     Returns the updated event.
     """
@@ -294,9 +294,9 @@ class FindFreeTimeParams(BaseModel):
     examples=[*REQUESTS["calendar_find_free_time"], {"start": "tomorrow", "end": "friday", "duration": "1h"}],
 )
 def calendar_find_free_time(params: FindFreeTimeParams, ctx: ToolContext) -> dict[str, Any]:
-    """Find free slots of at least `duration` within working hours (default 09:00-17:00, weekdays).
+    """Find free slots of at least `duration` within working hours.
 
-    Timed events block time; all-day events do not, as in Google Calendar. Each slot is a whole free
+    Working hours are 09:00-17:00 on weekdays unless given. Timed events block time; all-day events do not, as in Google Calendar. Each slot is a whole free
     stretch, so a slot may be longer than asked.
     """
     settings = settings_of(ctx)

@@ -52,9 +52,9 @@ class SearchParams(BaseModel):
     ],
 )
 def gmail_search_messages(params: SearchParams, ctx: ToolContext) -> dict[str, Any]:
-    """Search email messages with Gmail query syntax (is:unread, from:...); returns summaries, newest first.
+    """Search email messages with Gmail query syntax (is:unread, from:...), newest first.
 
-    Each summary has id, thread_id, from, to, subject, snippet, date, labels and unread. Read the full
+    Returns summaries; each has id, thread_id, from, to, subject, snippet, date, labels and unread. Read the full
     body with gmail_read_message.
     """
     mail = mail_of(ctx)
@@ -130,7 +130,10 @@ def gmail_send_message(params: ComposeParams, ctx: ToolContext) -> dict[str, Any
     examples=[*REQUESTS["gmail_create_draft"], _COMPOSE_EXAMPLE],
 )
 def gmail_create_draft(params: ComposeParams, ctx: ToolContext) -> dict[str, Any]:
-    """Save an email as a draft without sending it; send it later with gmail_send_draft."""
+    """Save an email as a draft without sending it.
+
+    Send it later with gmail_send_draft.
+    """
     mail = mail_of(ctx)
     draft = mail.create_draft(_outgoing(params))
     return {
@@ -170,7 +173,10 @@ class ReplyParams(BaseModel):
     examples=[*REQUESTS["gmail_reply"], {"message_id": "18c2f0a1", "body": "Thanks, works for me."}],
 )
 def gmail_reply(params: ReplyParams, ctx: ToolContext) -> dict[str, Any]:
-    """Reply to a message in its thread ("Re:" subject, threading headers set). Sends now."""
+    """Reply to a message in its thread; sends now.
+
+    The subject gets "Re:" and the threading headers are set.
+    """
     mail = mail_of(ctx)
     original = mail.get_message(params.message_id)
     me = _address(mail.get_profile().email_address)
@@ -238,7 +244,10 @@ class ModifyLabelsParams(BaseModel):
     ],
 )
 def gmail_modify_labels(params: ModifyLabelsParams, ctx: ToolContext) -> dict[str, Any]:
-    """Add and remove labels by name on messages (STARRED, IMPORTANT, UNREAD, INBOX or your own)."""
+    """Add and remove labels on messages by name (STARRED, IMPORTANT or your own).
+
+    System labels such as UNREAD and INBOX work too.
+    """
     if not (params.add or params.remove):
         raise ToolInputError("give at least one label in add or remove", field="add")
     mail = mail_of(ctx)

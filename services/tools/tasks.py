@@ -130,7 +130,10 @@ class UpdateTaskParams(BaseModel):
     examples=[*REQUESTS["tasks_update_task"], {"task_id": "t1u2v3", "due": "next monday"}],
 )
 def tasks_update_task(params: UpdateTaskParams, ctx: ToolContext) -> dict[str, Any]:
-    """Change a task; only the fields you give change. Returns the updated task."""
+    """Change a task; only the fields you give change.
+
+    Returns the updated task.
+    """
     settings = settings_of(ctx)
     changes: dict[str, Any] = {}
     if params.title is not None:
@@ -162,7 +165,10 @@ class TaskParams(BaseModel):
     examples=[*REQUESTS["tasks_complete_task"], {"task_id": "t1u2v3"}],
 )
 def tasks_complete_task(params: TaskParams, ctx: ToolContext) -> dict[str, Any]:
-    """Mark a task completed (reopen it with tasks_update_task completed=false)."""
+    """Mark a task completed.
+
+    To reopen it, call tasks_update_task with completed=false.
+    """
     done = tasks_of(ctx).update_task(params.tasklist_id, params.task_id, TaskChanges(status="completed"))
     return dict(out(done, settings_of(ctx).zone))
 
@@ -185,7 +191,10 @@ class ClearCompletedParams(BaseModel):
     examples=[*REQUESTS["tasks_clear_completed"], {"tasklist_id": "@default"}],
 )
 def tasks_clear_completed(params: ClearCompletedParams, ctx: ToolContext) -> dict[str, Any]:
-    """Delete every completed task in a list for good; open subtasks of them stay, moved to the top."""
+    """Delete every completed task in a list for good.
+
+    Open subtasks of a completed task stay, moved to the top of the list.
+    """
     return {"cleared": tasks_of(ctx).clear_completed(params.tasklist_id)}
 
 
