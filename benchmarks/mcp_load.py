@@ -74,9 +74,9 @@ def workload(gw: Gateway, ctx: ToolContext) -> list[tuple[Call, Call]]:
     """(discover, invoke) pairs: each read-only tool whose example runs, found by its own summary."""
     pairs: list[tuple[Call, Call]] = []
     for d in gw.visible(ctx.principal):
-        if not d.read_only or not d.examples:
+        if not d.read_only or not d.example_calls:
             continue
-        invoke = ("invoke_tool", {"tool_name": d.name, "parameters": dict(d.examples[0])})
+        invoke = ("invoke_tool", {"tool_name": d.name, "parameters": dict(d.example_calls[0])})
         if asyncio.run(gw.call(*invoke, ctx)).ok:
             pairs.append((("discover_tools", {"query": d.summary, "limit": 5}), invoke))
     if not pairs:

@@ -1,4 +1,4 @@
-"""Prompt cost of the three meta-tools versus emitting the whole catalog as tool definitions.
+"""Prompt cost of the three meta-tools versus the whole catalog, and of one page of discover_tools.
 
     python -m benchmarks.token_footprint [--catalog workspace] [--scale 1 10 100]
 
@@ -6,6 +6,11 @@ Counts cl100k_base tokens (bpe-openai ships the vocabulary, nothing is downloade
 the JSON of the Anthropic tool definitions. The baseline is what a host without the
 gateway sends: every catalog tool, every turn. `--scale` repeats the catalog under new
 names to show how each side grows.
+
+Then the text the model reads for a page of 10 tools (`render` of a discover_tools answer) for a
+few everyday requests, next to the same page in the earlier shape (every entry with its category,
+action and flags list, and the longer next step): a page stays in the model's context for the rest
+of the conversation.
 """
 
 from __future__ import annotations
@@ -15,11 +20,22 @@ import dataclasses
 import json
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from bpe_openai import get_encoding
 
-from gateway import Catalog, Gateway, ProviderOptions, load_provider
+from gateway import Catalog, Gateway, ProviderOptions, ToolContext, load_provider, render, run_sync
 from gateway.adapters import anthropic
+
+REQUESTS = (
+    "what's on my calendar tomorrow",
+    "email Ana the agenda",
+    "add a task to my list",
+    "move my meeting to friday",
+    "find unread email",
+)
+"""Everyday requests whose pages are counted (each a page of 10)."""
+_EARLIER_NEXT_STEP = "Call get_tool_schema with the chosen tool_name before invoking it."
 
 
 def count(encoding: object, payload: object) -> int:
@@ -27,6 +43,32 @@ def count(encoding: object, payload: object) -> int:
     if isinstance(payload, list) and len(payload) > 20:
         return sum(count(encoding, item) for item in payload) + len(payload)  # + the ", " between items
     return len(encoding.encode(json.dumps(payload, ensure_ascii=False)))  # type: ignore[attr-defined]
+
+
+def earlier_shape(page: dict[str, Any], catalog: Catalog) -> dict[str, Any]:
+    """The same page as discover_tools gave it before pages were made lean: the baseline."""
+    tools = []
+    for hit in page["tools"]:
+        d = catalog.by_name[hit["name"]]
+        entry = {"name": d.name, "category": d.category, "action": d.action, "summary": d.summary}
+        tools.append({**entry, "flags": list(d.flags)})
+    earlier = {**page, "tools": tools}
+    if "next_step" in earlier and page.get("total"):
+        earlier["next_step"] = _EARLIER_NEXT_STEP
+    return earlier
+
+
+def pages(encoding: object, catalog: Catalog) -> None:
+    """Tokens of a page of 10 for each of `REQUESTS`, in the earlier shape and as it is now."""
+    gateway = Gateway(catalog, search_cache_dir=False)
+    print(f"\npage of 10 (the text the model reads), catalog of {len(catalog)} tools")
+    print(f"{'request':<34} {'earlier shape (baseline)':>25} {'now':>6} {'saved':>7}")
+    for request in REQUESTS:
+        result = run_sync(gateway.call("discover_tools", {"query": request, "limit": 10}, ToolContext()))
+        now = len(encoding.encode(render(result)))  # type: ignore[attr-defined]
+        earlier = earlier_shape(result.output, catalog)
+        before = len(encoding.encode(json.dumps(earlier, ensure_ascii=False, separators=(",", ":"))))  # type: ignore[attr-defined]
+        print(f"{request!r:<34} {before:>25} {now:>6} {1 - now / before:>6.0%}")
 
 
 def scaled(catalog: Catalog, times: int) -> Catalog:
@@ -63,6 +105,7 @@ def main() -> None:
         f"per tool in {args.catalog!r}: median {sorted(per_tool.values())[len(per_tool) // 2]} tokens, "
         f"largest {max(per_tool, key=per_tool.__getitem__)} ({max(per_tool.values())})"
     )
+    pages(encoding, base)
 
 
 if __name__ == "__main__":

@@ -1,4 +1,8 @@
-"""Tool definitions: one vendor-neutral description of a tool, and the decorator that makes one."""
+"""Tool definitions: one vendor-neutral description of a tool, and the decorator that makes one.
+
+Longer than 400 lines because the definition, the decorator and the registration checks read the
+same fields: split apart, each would have to follow the others' changes.
+"""
 
 from __future__ import annotations
 
@@ -27,6 +31,11 @@ PARAMS_CONFIG = ConfigDict(
 and arguments are taken strictly (see `validate_arguments`; `Field(strict=False)` opts one field out)."""
 
 MAX_SUMMARY_LENGTH = 160
+MAX_EXAMPLE_REQUESTS = 10
+MAX_REQUEST_LENGTH = 200
+
+Example = str | Mapping[str, Any]
+"""An example request (a string: what a user might say) or an example call (a mapping of parameters)."""
 
 Handler = Callable[..., Any | Awaitable[Any]]
 ParamsSource = type[BaseModel] | Callable[[], type[BaseModel]]
@@ -92,6 +101,10 @@ class ToolDefinition:
     Flags fail closed: a tool that does not say it is read-only is treated as
     destructive (it needs confirmation) and as unsafe to run concurrently.
 
+    `examples` mixes example requests (strings: what a user might say, searched and shown by
+    `get_tool_schema`) and example calls (parameter mappings; the first is shown); `example_requests`
+    and `example_calls` split them.
+
     `rank_weight` (0 to 1) scales a tool's discovery score before results are ranked, so
     that generated tools can yield to hand-written ones that match about as well.
     """
@@ -108,7 +121,7 @@ class ToolDefinition:
     concurrency_safe: bool = False
     verb: str = ""
     tags: tuple[str, ...] = ()
-    examples: tuple[Mapping[str, Any], ...] = ()
+    examples: tuple[Example, ...] = ()
     timeout: float | None = None
     permission: PermissionCheck | None = None
     prompt: str | None = None
@@ -133,7 +146,7 @@ class ToolDefinition:
         concurrency_safe: bool = False,
         verb: str = "",
         tags: tuple[str, ...] = (),
-        examples: tuple[Mapping[str, Any], ...] = (),
+        examples: tuple[Example, ...] = (),
         timeout: float | None = None,
         permission: PermissionCheck | None = None,
         prompt: str | None = None,
@@ -221,8 +234,15 @@ class ToolDefinition:
         ]
         return len(positional) >= 2
 
-    def example(self) -> Mapping[str, Any] | None:
-        return self.examples[0] if self.examples else None
+    @property
+    def example_requests(self) -> tuple[str, ...]:
+        """What a user might say to need this tool, in the author's order."""
+        return tuple(e for e in self.examples if isinstance(e, str))
+
+    @property
+    def example_calls(self) -> tuple[Mapping[str, Any], ...]:
+        """Example parameters, in the author's order."""
+        return tuple(e for e in self.examples if not isinstance(e, str))
 
 
 def tool(
@@ -237,7 +257,7 @@ def tool(
     destructive: bool | None = None,
     concurrency_safe: bool = False,
     tags: Sequence[str] = (),
-    examples: Sequence[Mapping[str, Any]] = (),
+    examples: Sequence[Example] = (),
     timeout: float | None = None,
     permission: PermissionCheck | None = None,
     prompt: str | None = None,
@@ -248,7 +268,8 @@ def tool(
     reST style) and called by keyword, or a params model instance (`params`, or else its first
     parameter's annotation, is the params model); either way a parameter annotated `ToolContext`
     gets the call's context. The docstring's first line is the summary and the rest the description
-    (the whole docstring for a params model), unless given here.
+    (the whole docstring for a params model), unless given here. `examples` holds example requests
+    (strings: what a user might say) and example calls (parameter mappings).
     """
 
     def mark(fn: F) -> F:
@@ -266,7 +287,8 @@ def tool(
                 "destructive": destructive,
                 "concurrency_safe": concurrency_safe,
                 "tags": tuple(tags),
-                "examples": tuple(examples),
+                # One example given bare still counts as one, not as its characters or keys.
+                "examples": (examples,) if isinstance(examples, str | Mapping) else tuple(examples),
                 "timeout": timeout,
                 "permission": permission,
                 "prompt": prompt,
@@ -306,7 +328,8 @@ def definition_from_function(fn: Callable[..., Any]) -> tuple[ToolDefinition | N
             summary, description, handler = plain.summary, plain.description, plain.handler
             params, undescribed = plain.model, plain.undescribed
         if params is None:  # unusable: checked as taking nothing, so the other problems still show
-            params, examples = NoParams, ()
+            params = NoParams
+            examples = tuple(e for e in examples if isinstance(e, str))
     verb = spec["action"] or _verb_from_name(name)
     definition = ToolDefinition(
         name=name,
@@ -370,10 +393,10 @@ def definition_problems(d: ToolDefinition, *, undescribed: str = "the model read
         bad("timeout must be positive")
     if d.is_lazy and callable(d.params):
         # Built on first use by a generator that has its own tests; checking it here would build it.
-        return problems
+        return problems + [f"{label}: {p}" for p in _example_problems(d.examples, None)]
     if not (isinstance(d.params, type) and issubclass(d.params, BaseModel)):
         bad(f"params must be a pydantic BaseModel subclass, got {d.params!r}")
-        return problems
+        return problems + [f"{label}: {p}" for p in _example_problems(d.examples, None)]
     if d.params.model_config.get("extra") != "forbid":
         bad(f"params model {d.params.__name__} must set extra='forbid' (use PARAMS_CONFIG)")
     for field_name, info in d.params.model_fields.items():
@@ -383,13 +406,34 @@ def definition_problems(d: ToolDefinition, *, undescribed: str = "the model read
         params_schema(d.params)
     except Exception as exc:  # any failure here is a schema problem to report, not to crash on
         bad(f"params model {d.params.__name__} has no JSON schema ({type(exc).__name__}: {exc})")
-    for i, example in enumerate(d.examples):
-        try:  # as the model would send it: JSON, strictly
-            validate_arguments(d.params, example)
-        except ValidationError as exc:
-            first = exc.errors(include_url=False)[0]
-            where = ".".join(map(str, first["loc"])) or "(parameters)"
-            bad(f"example {i} does not validate: {where}: {first['msg']} ({exc.error_count()} error(s))")
-        except PydanticSerializationError:
-            bad(f"example {i} is not JSON data")
+    return problems + [f"{label}: {p}" for p in _example_problems(d.examples, d.params)]
+
+
+def _example_problems(examples: Sequence[object], params: type[BaseModel] | None) -> list[str]:
+    """What is wrong with a tool's examples; its calls are checked against `params` when given."""
+    problems = []
+    requests = [e for e in examples if isinstance(e, str)]
+    if len(requests) > MAX_EXAMPLE_REQUESTS:
+        problems.append(
+            f"{len(requests)} example requests; at most {MAX_EXAMPLE_REQUESTS} (keep the most varied)"
+        )
+    for i, example in enumerate(examples):
+        if isinstance(example, str):
+            if not 0 < len(example.strip()) <= MAX_REQUEST_LENGTH:
+                problems.append(
+                    f"example {i} must be a request of 1 to {MAX_REQUEST_LENGTH} characters (what a user might say)"
+                )
+        elif not isinstance(example, Mapping):
+            problems.append(f"example {i} must be a request (a string) or a call (a mapping of parameters)")
+        elif params is not None:
+            try:  # as the model would send it: JSON, strictly
+                validate_arguments(params, example)
+            except ValidationError as exc:
+                first = exc.errors(include_url=False)[0]
+                where = ".".join(map(str, first["loc"])) or "(parameters)"
+                problems.append(
+                    f"example {i} does not validate: {where}: {first['msg']} ({exc.error_count()} error(s))"
+                )
+            except PydanticSerializationError:
+                problems.append(f"example {i} is not JSON data")
     return problems

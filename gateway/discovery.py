@@ -119,11 +119,11 @@ def discover(
             if (not categories or d.category in categories) and (not actions or d.action in actions)
         ]
         page, total = pool[offset : offset + limit], len(pool)
-    out: dict[str, Any] = {"tools": [_entry(d) for d in page], "total": total}
+    out: dict[str, Any] = {"tools": [_entry(d, categories, actions) for d in page], "total": total}
     if offset + limit < total:
         out["next_cursor"] = _encode_cursor(offset + limit, signature)
     if total:
-        out["next_step"] = "Call get_tool_schema with the chosen tool_name before invoking it."
+        out["next_step"] = "Call get_tool_schema on the chosen tool before invoke_tool."
         return out
     out["message"] = (
         "No tool matched."
@@ -176,14 +176,21 @@ def _blend(
     return [tools[name] for name in ranked[offset:depth]], total
 
 
-def _entry(d: ToolDefinition) -> dict[str, Any]:
-    return {
-        "name": d.name,
-        "category": d.category,
-        "action": d.action,
-        "summary": d.summary,
-        "flags": list(d.flags),
-    }
+def _entry(
+    d: ToolDefinition, categories: Collection[str] | None, actions: Collection[str] | None
+) -> dict[str, Any]:
+    """One tool on a page: its name and what it does, then only what neither its name nor the filter
+    says (its category, its action) and, when it is destructive, that it is. The rest (every flag,
+    the parameters) is in its schema; a page stays in the model's context for the whole conversation."""
+    entry: dict[str, Any] = {"name": d.name, "summary": d.summary}
+    if not d.name.startswith(f"{d.category}_") and set(categories or ()) != {d.category}:
+        entry["category"] = d.category
+    named = {normalize_action(word) for word in d.name.split("_")}
+    if d.action not in named and set(actions or ()) != {d.action}:
+        entry["action"] = d.action
+    if d.is_destructive:
+        entry["destructive"] = True
+    return entry
 
 
 def _suggestions(

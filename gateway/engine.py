@@ -230,8 +230,10 @@ class Gateway:
             "flags": list(d.flags),
             "parameters": d.json_schema,
         }
-        if d.examples:
-            out["example"] = {"tool_name": d.name, "parameters": to_jsonable(d.examples[0])}
+        if d.example_requests:
+            out["example_requests"] = list(d.example_requests)
+        if d.example_calls:
+            out["example"] = {"tool_name": d.name, "parameters": to_jsonable(d.example_calls[0])}
         if d.is_destructive:
             out["note"] = (
                 "Destructive: the user must approve each call; invoke_tool returns a pending_id first."

@@ -1,16 +1,18 @@
 """The three meta-tools, built by the same machinery as every other tool.
 
 Their definitions are all the model sees. They never mention the catalog's contents,
-so they stay byte-identical whatever is registered (prompt-cache friendly).
+so they stay byte-identical whatever is registered (prompt-cache friendly), and every conversation
+pays for them: their words are few, and their schemas leave out what a model never needs to read
+(limits only a runaway caller reaches, `additionalProperties`), which validation still enforces.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from typing import Any, Protocol
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from .actions import ACTIONS
 from .catalog import Catalog
@@ -22,31 +24,82 @@ META_TOOL_NAMES = ("discover_tools", "get_tool_schema", "invoke_tool")
 _ACTION_LIST = ", ".join(ACTIONS)
 
 
+def _object_or_string(schema: dict[str, Any]) -> None:
+    """An object or a JSON string, without the default `additionalProperties: true` spelled out."""
+    schema["anyOf"] = [{"type": "object"}, {"type": "string"}]
+
+
+def _unlisted(*keys: str) -> Callable[[dict[str, Any]], None]:
+    """Leaves limits only a runaway caller reaches out of the schema: still enforced, but not worth the
+    tokens every conversation pays for the definitions (an error names the limit if one is hit)."""
+
+    def drop(schema: dict[str, Any]) -> None:
+        for key in keys:
+            schema.pop(key, None)
+
+    return drop
+
+
+# Strict as every params model; "additionalProperties": false is left out of these three schemas
+# (an unknown argument is still refused, and the error lists the allowed ones).
+_CONFIG = ConfigDict(**PARAMS_CONFIG, json_schema_extra=_unlisted("additionalProperties"))
+
+
 class DiscoverParams(BaseModel):
-    model_config = PARAMS_CONFIG
+    model_config = _CONFIG
 
     query: str | None = Field(None, max_length=500, description="What you want to do, in a few words.")
-    categories: list[str] | None = Field(None, max_length=20, description="Only tools in these categories.")
-    actions: list[str] | None = Field(None, max_length=8, description=f"Only these actions: {_ACTION_LIST}.")
-    limit: int = Field(10, ge=1, le=50, description="Results per page.")
-    cursor: str | None = Field(None, max_length=200, description="next_cursor from the previous page.")
+    categories: list[str] | None = Field(
+        None,
+        max_length=20,
+        description="Only tools in these categories.",
+        json_schema_extra=_unlisted("maxItems"),
+    )
+    actions: list[str] | None = Field(
+        None,
+        max_length=8,
+        description=f"Only these actions: {_ACTION_LIST}.",
+        json_schema_extra=_unlisted("maxItems"),
+    )
+    limit: int = Field(
+        10, ge=1, le=50, description="Results per page.", json_schema_extra=_unlisted("minimum")
+    )
+    cursor: str | None = Field(
+        None,
+        max_length=200,
+        description="next_cursor of the previous page.",
+        json_schema_extra=_unlisted("maxLength"),
+    )
+
+
+def _tool_name() -> Any:
+    return Field(
+        max_length=200,
+        description="Exact name from discover_tools.",
+        json_schema_extra=_unlisted("maxLength"),
+    )
 
 
 class SchemaParams(BaseModel):
-    model_config = PARAMS_CONFIG
+    model_config = _CONFIG
 
-    tool_name: str = Field(max_length=200, description="Exact name from discover_tools.")
+    tool_name: str = _tool_name()
 
 
 class InvokeParams(BaseModel):
-    model_config = PARAMS_CONFIG
+    model_config = _CONFIG
 
-    tool_name: str = Field(max_length=200, description="Exact name from discover_tools.")
+    tool_name: str = _tool_name()
     parameters: dict[str, Any] | str = Field(
-        default_factory=dict, description="Arguments matching the tool's schema (object or JSON string)."
+        default_factory=dict,
+        description="Arguments matching the tool's schema.",
+        json_schema_extra=_object_or_string,
     )
     confirmation: str | None = Field(
-        None, max_length=200, description="pending_id, only after the user approved the action."
+        None,
+        max_length=200,
+        description="The pending_id, once the user approved.",
+        json_schema_extra=_unlisted("maxLength"),
     )
 
 
@@ -106,10 +159,7 @@ def build_meta_catalog(gateway: Backend) -> Catalog:
                 category="gateway",
                 action="search",
                 summary="Find tools in the catalog.",
-                description=(
-                    "Find tools by query, categories and/or actions. No arguments: an overview of categories "
-                    "and actions. Never guess a tool name: discover, then get_tool_schema, then invoke_tool."
-                ),
+                description="Find tools for a task; no arguments: an overview of the catalog.",
                 params=DiscoverParams,
                 handler=discover_tools,
                 read_only=True,
@@ -120,10 +170,7 @@ def build_meta_catalog(gateway: Backend) -> Catalog:
                 category="gateway",
                 action="read",
                 summary="Read one tool's parameters.",
-                description=(
-                    "Get a tool's description, parameter schema and an example. "
-                    "Call before invoke_tool; never guess parameters."
-                ),
+                description="A tool's description, parameters and examples; call it before invoke_tool.",
                 params=SchemaParams,
                 handler=get_tool_schema,
                 read_only=True,
@@ -135,9 +182,8 @@ def build_meta_catalog(gateway: Backend) -> Catalog:
                 action="execute",
                 summary="Run one tool.",
                 description=(
-                    "Run a tool with parameters matching its schema. Errors say what to fix. Destructive "
-                    "tools first return a pending_id: ask the user, and once they approve, call again "
-                    "with confirmation set to it."
+                    "Run a tool. A destructive tool first returns a pending_id: ask the user, and once they "
+                    "approve, call again with confirmation set to it."
                 ),
                 params=InvokeParams,
                 handler=invoke_tool,

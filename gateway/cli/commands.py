@@ -42,9 +42,11 @@ def discover(gw: Gateway, ctx: ToolContext, args: argparse.Namespace) -> int:
     if args.json or result.status != "ok" or "tools" not in result.output:
         return print_result(result)
     out = result.output
-    for hit in out["tools"]:
-        flags = f" ({', '.join(hit['flags'])})" if hit["flags"] else ""
-        print(f"{hit['name']:<32} {hit['category']}/{hit['action']}{flags}\n    {hit['summary']}")
+    for hit in out["tools"]:  # a page names only what its names do not say: the catalog has the rest
+        d = gw.catalog.get(hit["name"])
+        kind = f"{d.category}/{d.action}" if d is not None else hit.get("category", "")
+        flags = f" ({', '.join(d.flags)})" if d is not None and d.flags else ""
+        print(f"{hit['name']:<32} {kind}{flags}\n    {hit['summary']}")
     if not out["tools"]:
         print(out.get("message", "No tool matched."))
         print(dump(out.get("suggestions", {})))

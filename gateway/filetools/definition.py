@@ -90,7 +90,7 @@ class FrontMatter(BaseModel):
     env: list[str] = []
     script: str | None = None
     tags: list[str] = []
-    examples: list[dict[str, Any]] = []
+    examples: list[Any] = []  # requests (strings) and calls (mappings): the shared checks say which is wrong
     parameters: dict[str, Any] | None = None
     prompt: str | None = None
 

@@ -200,7 +200,8 @@ action: read
 summary: Echo a text back (replace with one line saying what {name} does).
 read_only: true
 timeout: 10
-examples:
+examples:              # what a user might say (a string), or a call (its parameters)
+  - say hello back to me
   - text: hello
 # roles: [staff]       # only users holding one of these roles (default: every user)
 # agents: [planner]    # only these agents (default: every agent)

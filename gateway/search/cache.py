@@ -1,9 +1,9 @@
 """A disk cache for search indexes: a large catalog is indexed once, then loaded in milliseconds.
 
 A cached index is one file named by a fingerprint: a hash of everything the index reads from the
-tools (names, categories, actions, summaries, descriptions, parameter text, tags) plus
-`ENGINE_VERSION` and whether it holds embeddings, so a changed tool or a changed engine is never
-served a stale index. The file holds flat arrays and a JSON header, not a pickle: a cache directory
+tools (names, categories, actions, summaries, descriptions, parameter text, tags, example
+requests) plus `ENGINE_VERSION` and whether it holds embeddings, so a changed tool or a changed
+engine is never served a stale index. The file holds flat arrays and a JSON header, not a pickle: a cache directory
 someone else can write to cannot make the gateway run code, and a damaged file is rebuilt.
 """
 
@@ -25,7 +25,7 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
-ENGINE_VERSION = "search-4"
+ENGINE_VERSION = "search-5"
 """Changes whenever tokenisation, weights or the file layout change: old files are then ignored."""
 MAX_CACHED_INDEXES = 8
 """Files kept in a cache directory; the least recently used are removed beyond this."""

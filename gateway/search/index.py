@@ -1,11 +1,11 @@
 """Ranking of tools for `discover_tools`: exact name, name prefix, then weighted BM25.
 
 Every tool is indexed over everything it says about itself (name split on '_', '.', '-' and
-camelCase, category, action, summary, description, parameter names and descriptions, tags), each
-field with its own weight (BM25F: weighted term frequencies, one length normalisation). Words are
-lowercased, stemmed (Porter) and stop words dropped. A query's verbs also match the action vocabulary
-("remove" finds delete tools), unknown words are corrected to the closest indexed word within one edit
-("calender"), and categories and actions are hard filters. Impacts are computed once at build time,
+camelCase, category, action, summary, description, parameter names and descriptions, tags, example
+requests), each field with its own weight (BM25F: weighted term frequencies, one length
+normalisation). Words are lowercased, stemmed (Porter) and stop words dropped. A query's verbs also
+match the action vocabulary ("remove" finds delete tools), unknown words are corrected to the
+closest indexed word within one edit ("calender"), and categories and actions are hard filters. Impacts are computed once at build time,
 so a query only adds numbers. Deterministic: ties break by tool name.
 
 The postings are built in `postings`, scored in `ranking` (pure Python, or one numpy `bincount`

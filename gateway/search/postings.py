@@ -1,10 +1,10 @@
 """The lexical index: BM25F postings of every tool, built once, stored as flat arrays.
 
 Every tool is indexed over everything it says about itself (name split on '_', '.', '-' and
-camelCase, category, action, summary, description, parameter names and descriptions, tags), each
-field with its own weight (BM25F: weighted term frequencies, one length normalisation). Each
-posting stores its impact (the term's whole BM25 contribution to that tool), so a query only adds
-numbers. The arrays are what `cache` writes to disk.
+camelCase, category, action, summary, description, parameter names and descriptions, tags, the
+example requests its author wrote), each field with its own weight (BM25F: weighted term
+frequencies, one length normalisation). Each posting stores its impact (the term's whole BM25
+contribution to that tool), so a query only adds numbers. The arrays are what `cache` writes to disk.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from ..definition import ToolDefinition
 from .cache import IndexParts
 from .text import tokenize
 
-FIELD_WEIGHTS = (3.0, 1.5, 1.0, 1.5, 1.0, 0.4, 1.5)
-"""Per field: name, category, action, summary, description, parameters, tags."""
+FIELD_WEIGHTS = (3.0, 1.5, 1.0, 1.5, 1.0, 0.4, 1.5, 1.0)
+"""Per field: name, category, action, summary, description, parameters, tags, example requests."""
 ACTION_MARK = "!"
 """Prefix of action concept tokens: "!delete" cannot collide with a word."""
 _ACTION_WEIGHT = 1.0  # the action concept token, like the action field
@@ -56,6 +56,7 @@ def field_texts(d: ToolDefinition) -> tuple[str, ...]:
         d.description,
         d.parameter_text(),
         " ".join(d.tags),
+        "\n".join(d.example_requests),
     )
 
 

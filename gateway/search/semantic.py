@@ -194,7 +194,13 @@ def param_names(d: ToolDefinition) -> str:
 
 
 def embedding_text(d: ToolDefinition) -> str:
-    return " ".join([*words(d.name), ".", *words(d.category), ".", d.description, param_names(d)])
+    """What a tool's vector is made of: name, category, example requests, description, parameter names.
+
+    The requests come before the description, which may be long: a text is cut at 512 tokens.
+    """
+    return " ".join(
+        [*words(d.name), ".", *words(d.category), ".", *d.example_requests, d.description, param_names(d)]
+    )
 
 
 class Vectors:

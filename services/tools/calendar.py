@@ -26,6 +26,7 @@ from ._common import (
 from ._event_times import EventTimes, changed_event_times, new_event_times, quick_add_times
 from ._free_time import free_slots
 from ._quick_add import split_quick_add
+from ._requests import REQUESTS
 
 MAX_FREE_TIME_RANGE = timedelta(days=62)
 
@@ -38,7 +39,13 @@ _EVENT_ID = Field(
 _ATTENDEES_DOC = "Guest email addresses, e.g. ['ana@example.com']."
 
 
-@tool(category="calendar", action="list", read_only=True, concurrency_safe=True, examples=[{}])
+@tool(
+    category="calendar",
+    action="list",
+    read_only=True,
+    concurrency_safe=True,
+    examples=[*REQUESTS["calendar_list_calendars"], {}],
+)
 def calendar_list_calendars(params: NoParams, ctx: ToolContext) -> dict[str, Any]:
     """List the calendars you can see; "primary" is your own."""
     settings = settings_of(ctx)
@@ -69,12 +76,12 @@ class ListEventsParams(BaseModel):
     action="list",
     read_only=True,
     concurrency_safe=True,
-    examples=[{"start": "today", "end": "friday", "query": "review"}],
+    examples=[*REQUESTS["calendar_list_events"], {"start": "today", "end": "friday", "query": "review"}],
 )
 def calendar_list_events(params: ListEventsParams, ctx: ToolContext) -> dict[str, Any]:
-    """List events (meetings, appointments) between two times (default: the week ahead), earliest first.
+    """List events (meetings, appointments) between two times, earliest first.
 
-    Returns the resolved range, the events and `more: true` when max_results cut the list.
+    Without a range: the week ahead. Returns the resolved range, the events and `more: true` when max_results cut the list.
     """
     settings = settings_of(ctx)
     start, end = time_range(params.start, params.end, settings)
@@ -104,7 +111,7 @@ class GetEventParams(BaseModel):
     action="read",
     read_only=True,
     concurrency_safe=True,
-    examples=[{"event_id": "a1b2c3"}],
+    examples=[*REQUESTS["calendar_get_event"], {"event_id": "a1b2c3"}],
 )
 def calendar_get_event(params: GetEventParams, ctx: ToolContext) -> dict[str, Any]:
     """Get one event with all its details."""
@@ -146,12 +153,13 @@ class CreateEventParams(BaseModel):
     action="create",
     destructive=False,
     examples=[
+        *REQUESTS["calendar_create_event"],
         {
             "title": "Design review",
             "start": "tomorrow 3pm",
             "duration": "1h",
             "attendees": ["ana@example.com"],
-        }
+        },
     ],
 )
 def calendar_create_event(params: CreateEventParams, ctx: ToolContext) -> dict[str, Any]:
@@ -201,10 +209,13 @@ class UpdateEventParams(BaseModel):
     category="calendar",
     action="update",
     destructive=False,
-    examples=[{"event_id": "a1b2c3", "start": "friday 10am", "location": "Room 4"}],
+    examples=[
+        *REQUESTS["calendar_update_event"],
+        {"event_id": "a1b2c3", "start": "friday 10am", "location": "Room 4"},
+    ],
 )
 def calendar_update_event(params: UpdateEventParams, ctx: ToolContext) -> dict[str, Any]:
-    """Change an event (reschedule it, move it to another time, rename it); only the fields you give change.
+    """Change an event (reschedule, move or rename it); only the fields you give change.
 
     Returns the updated event.
     """
@@ -240,7 +251,11 @@ class DeleteEventParams(BaseModel):
     calendar_id: str = _CALENDAR_ID
 
 
-@tool(category="calendar", action="delete", examples=[{"event_id": "a1b2c3"}])
+@tool(
+    category="calendar",
+    action="delete",
+    examples=[*REQUESTS["calendar_delete_event"], {"event_id": "a1b2c3"}],
+)
 def calendar_delete_event(params: DeleteEventParams, ctx: ToolContext) -> dict[str, Any]:
     """Delete (cancel) an event for good."""
     calendar_of(ctx).delete_event(params.calendar_id, params.event_id)
@@ -276,12 +291,12 @@ class FindFreeTimeParams(BaseModel):
     action="search",
     read_only=True,
     concurrency_safe=True,
-    examples=[{"start": "tomorrow", "end": "friday", "duration": "1h"}],
+    examples=[*REQUESTS["calendar_find_free_time"], {"start": "tomorrow", "end": "friday", "duration": "1h"}],
 )
 def calendar_find_free_time(params: FindFreeTimeParams, ctx: ToolContext) -> dict[str, Any]:
-    """Find free slots of at least `duration` within working hours (default 09:00-17:00, weekdays).
+    """Find free slots of at least `duration` within working hours.
 
-    Timed events block time; all-day events do not, as in Google Calendar. Each slot is a whole free
+    Working hours are 09:00-17:00 on weekdays unless given. Timed events block time; all-day events do not, as in Google Calendar. Each slot is a whole free
     stretch, so a slot may be longer than asked.
     """
     settings = settings_of(ctx)
@@ -329,7 +344,7 @@ class QuickAddParams(BaseModel):
     category="calendar",
     action="create",
     destructive=False,
-    examples=[{"text": "Lunch with Ana tomorrow at noon for 1 hour"}],
+    examples=[*REQUESTS["calendar_quick_add"], {"text": "Lunch with Ana tomorrow at noon for 1 hour"}],
 )
 def calendar_quick_add(params: QuickAddParams, ctx: ToolContext) -> dict[str, Any]:
     """Create an event from one sentence; the time phrase becomes the start, the rest the title.

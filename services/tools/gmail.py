@@ -14,6 +14,7 @@ from gateway.errors import ToolInputError
 
 from ..backends import MailBackend, MessageSummary, OutgoingMessage
 from ._common import MAX_ID_LENGTH, Address, addresses, mail_of, out, settings_of
+from ._requests import REQUESTS
 
 DEFAULT_BODY_CHARS = 20_000
 MAX_BODY = 200_000
@@ -45,12 +46,15 @@ class SearchParams(BaseModel):
     action="search",
     read_only=True,
     concurrency_safe=True,
-    examples=[{"query": "from:priya is:unread after:2025/03/01", "max_results": 10}],
+    examples=[
+        *REQUESTS["gmail_search_messages"],
+        {"query": "from:priya is:unread after:2025/03/01", "max_results": 10},
+    ],
 )
 def gmail_search_messages(params: SearchParams, ctx: ToolContext) -> dict[str, Any]:
-    """Search email messages with Gmail query syntax (is:unread, from:...); returns summaries, newest first.
+    """Search email messages with Gmail query syntax (is:unread, from:...), newest first.
 
-    Each summary has id, thread_id, from, to, subject, snippet, date, labels and unread. Read the full
+    Returns summaries; each has id, thread_id, from, to, subject, snippet, date, labels and unread. Read the full
     body with gmail_read_message.
     """
     mail = mail_of(ctx)
@@ -79,7 +83,7 @@ class ReadParams(BaseModel):
     action="read",
     read_only=True,
     concurrency_safe=True,
-    examples=[{"message_id": "18c2f0a1"}],
+    examples=[*REQUESTS["gmail_read_message"], {"message_id": "18c2f0a1"}],
 )
 def gmail_read_message(params: ReadParams, ctx: ToolContext) -> dict[str, Any]:
     """Read one email message: headers, labels and body. Does not mark it read."""
@@ -111,7 +115,7 @@ class ComposeParams(BaseModel):
 _COMPOSE_EXAMPLE = {"to": ["ana@example.com"], "subject": "Thursday", "body": "See you at noon!"}
 
 
-@tool(category="gmail", action="send", examples=[_COMPOSE_EXAMPLE])
+@tool(category="gmail", action="send", examples=[*REQUESTS["gmail_send_message"], _COMPOSE_EXAMPLE])
 def gmail_send_message(params: ComposeParams, ctx: ToolContext) -> dict[str, Any]:
     """Send an email now. It cannot be unsent."""
     mail = mail_of(ctx)
@@ -119,9 +123,17 @@ def gmail_send_message(params: ComposeParams, ctx: ToolContext) -> dict[str, Any
     return _summary_out(sent, _label_names(mail), settings_of(ctx).zone)
 
 
-@tool(category="gmail", action="create", destructive=False, examples=[_COMPOSE_EXAMPLE])
+@tool(
+    category="gmail",
+    action="create",
+    destructive=False,
+    examples=[*REQUESTS["gmail_create_draft"], _COMPOSE_EXAMPLE],
+)
 def gmail_create_draft(params: ComposeParams, ctx: ToolContext) -> dict[str, Any]:
-    """Save an email as a draft without sending it; send it later with gmail_send_draft."""
+    """Save an email as a draft without sending it.
+
+    Send it later with gmail_send_draft.
+    """
     mail = mail_of(ctx)
     draft = mail.create_draft(_outgoing(params))
     return {
@@ -137,7 +149,7 @@ class SendDraftParams(BaseModel):
     )
 
 
-@tool(category="gmail", action="send", examples=[{"draft_id": "d1e2f3"}])
+@tool(category="gmail", action="send", examples=[*REQUESTS["gmail_send_draft"], {"draft_id": "d1e2f3"}])
 def gmail_send_draft(params: SendDraftParams, ctx: ToolContext) -> dict[str, Any]:
     """Send a saved draft now. It cannot be unsent."""
     mail = mail_of(ctx)
@@ -155,9 +167,16 @@ class ReplyParams(BaseModel):
     )
 
 
-@tool(category="gmail", action="send", examples=[{"message_id": "18c2f0a1", "body": "Thanks, works for me."}])
+@tool(
+    category="gmail",
+    action="send",
+    examples=[*REQUESTS["gmail_reply"], {"message_id": "18c2f0a1", "body": "Thanks, works for me."}],
+)
 def gmail_reply(params: ReplyParams, ctx: ToolContext) -> dict[str, Any]:
-    """Reply to a message in its thread ("Re:" subject, threading headers set). Sends now."""
+    """Reply to a message in its thread; sends now.
+
+    The subject gets "Re:" and the threading headers are set.
+    """
     mail = mail_of(ctx)
     original = mail.get_message(params.message_id)
     me = _address(mail.get_profile().email_address)
@@ -192,7 +211,7 @@ class MarkReadParams(BaseModel):
     category="gmail",
     action="update",
     destructive=False,
-    examples=[{"message_ids": ["18c2f0a1"], "read": True}],
+    examples=[*REQUESTS["gmail_mark_read"], {"message_ids": ["18c2f0a1"], "read": True}],
 )
 def gmail_mark_read(params: MarkReadParams, ctx: ToolContext) -> dict[str, Any]:
     """Mark messages read (or unread with read=false)."""
@@ -219,10 +238,16 @@ class ModifyLabelsParams(BaseModel):
     category="gmail",
     action="update",
     destructive=False,
-    examples=[{"message_ids": ["18c2f0a1"], "add": ["Receipts"], "remove": ["INBOX"]}],
+    examples=[
+        *REQUESTS["gmail_modify_labels"],
+        {"message_ids": ["18c2f0a1"], "add": ["Receipts"], "remove": ["INBOX"]},
+    ],
 )
 def gmail_modify_labels(params: ModifyLabelsParams, ctx: ToolContext) -> dict[str, Any]:
-    """Add and remove labels by name on messages (STARRED, IMPORTANT, UNREAD, INBOX or your own)."""
+    """Add and remove labels on messages by name (STARRED, IMPORTANT or your own).
+
+    System labels such as UNREAD and INBOX work too.
+    """
     if not (params.add or params.remove):
         raise ToolInputError("give at least one label in add or remove", field="add")
     mail = mail_of(ctx)
@@ -236,7 +261,12 @@ class ArchiveParams(BaseModel):
     message_ids: list[str] = _MESSAGE_IDS
 
 
-@tool(category="gmail", action="update", destructive=False, examples=[{"message_ids": ["18c2f0a1"]}])
+@tool(
+    category="gmail",
+    action="update",
+    destructive=False,
+    examples=[*REQUESTS["gmail_archive"], {"message_ids": ["18c2f0a1"]}],
+)
 def gmail_archive(params: ArchiveParams, ctx: ToolContext) -> dict[str, Any]:
     """Archive messages: take them out of the inbox, keeping them searchable."""
     return _modify(ctx, params.message_ids, add=[], remove=["INBOX"])
@@ -249,7 +279,12 @@ class MessageParams(BaseModel):
 
 # Trash is reversible (the message stays findable with in:trash), so it is not marked destructive even
 # though its action is "delete"; gmail_delete_message is the irreversible one.
-@tool(category="gmail", action="delete", destructive=False, examples=[{"message_id": "18c2f0a1"}])
+@tool(
+    category="gmail",
+    action="delete",
+    destructive=False,
+    examples=[*REQUESTS["gmail_trash_message"], {"message_id": "18c2f0a1"}],
+)
 def gmail_trash_message(params: MessageParams, ctx: ToolContext) -> dict[str, Any]:
     """Move a message to the trash; it can still be found with in:trash."""
     mail = mail_of(ctx)
@@ -257,14 +292,24 @@ def gmail_trash_message(params: MessageParams, ctx: ToolContext) -> dict[str, An
     return _summary_out(trashed, _label_names(mail), settings_of(ctx).zone)
 
 
-@tool(category="gmail", action="delete", examples=[{"message_id": "18c2f0a1"}])
+@tool(
+    category="gmail",
+    action="delete",
+    examples=[*REQUESTS["gmail_delete_message"], {"message_id": "18c2f0a1"}],
+)
 def gmail_delete_message(params: MessageParams, ctx: ToolContext) -> dict[str, Any]:
     """Delete a message for good, skipping the trash. It cannot be recovered."""
     mail_of(ctx).delete_message(params.message_id)
     return {"deleted": True, "message_id": params.message_id}
 
 
-@tool(category="gmail", action="list", read_only=True, concurrency_safe=True, examples=[{}])
+@tool(
+    category="gmail",
+    action="list",
+    read_only=True,
+    concurrency_safe=True,
+    examples=[*REQUESTS["gmail_list_labels"], {}],
+)
 def gmail_list_labels(params: NoParams, ctx: ToolContext) -> dict[str, Any]:
     """List mail labels, system and your own, with total and unread message counts."""
     labels = mail_of(ctx).list_labels()

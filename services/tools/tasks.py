@@ -14,6 +14,7 @@ from gateway.errors import ToolInputError
 from ..backends import DEFAULT_TASKLIST, NewTask, TaskChanges, WorkspaceSettings
 from ..dates import parse_date
 from ._common import MAX_ID_LENGTH, out, settings_of, tasks_of
+from ._requests import REQUESTS
 
 _DAY_HINT = "a day in ISO 8601 or natural language: '2025-03-14', 'tomorrow', 'next friday', 'in 3 days'"
 _TASKLIST = Field(
@@ -24,7 +25,13 @@ _TASKLIST = Field(
 _TASK_ID = Field(min_length=1, max_length=MAX_ID_LENGTH, description="Task id, from tasks_list_tasks.")
 
 
-@tool(category="tasks", action="list", read_only=True, concurrency_safe=True, examples=[{}])
+@tool(
+    category="tasks",
+    action="list",
+    read_only=True,
+    concurrency_safe=True,
+    examples=[*REQUESTS["tasks_list_tasklists"], {}],
+)
 def tasks_list_tasklists(params: NoParams, ctx: ToolContext) -> dict[str, Any]:
     """List your task lists; the default one is marked default: true."""
     return {"tasklists": out(tasks_of(ctx).list_tasklists(), settings_of(ctx).zone)}
@@ -50,7 +57,7 @@ class ListTasksParams(BaseModel):
     action="list",
     read_only=True,
     concurrency_safe=True,
-    examples=[{"due_before": "friday", "show_completed": False}],
+    examples=[*REQUESTS["tasks_list_tasks"], {"due_before": "friday", "show_completed": False}],
 )
 def tasks_list_tasks(params: ListTasksParams, ctx: ToolContext) -> dict[str, Any]:
     """List the tasks (to-dos) in a list, open ones first, soonest due first.
@@ -91,7 +98,10 @@ class CreateTaskParams(BaseModel):
     category="tasks",
     action="create",
     destructive=False,
-    examples=[{"title": "Send the Q3 report", "due": "friday", "notes": "Attach the charts."}],
+    examples=[
+        *REQUESTS["tasks_create_task"],
+        {"title": "Send the Q3 report", "due": "friday", "notes": "Attach the charts."},
+    ],
 )
 def tasks_create_task(params: CreateTaskParams, ctx: ToolContext) -> dict[str, Any]:
     """Create a task (a to-do item); returns it with its id."""
@@ -117,10 +127,13 @@ class UpdateTaskParams(BaseModel):
     category="tasks",
     action="update",
     destructive=False,
-    examples=[{"task_id": "t1u2v3", "due": "next monday"}],
+    examples=[*REQUESTS["tasks_update_task"], {"task_id": "t1u2v3", "due": "next monday"}],
 )
 def tasks_update_task(params: UpdateTaskParams, ctx: ToolContext) -> dict[str, Any]:
-    """Change a task; only the fields you give change. Returns the updated task."""
+    """Change a task; only the fields you give change.
+
+    Returns the updated task.
+    """
     settings = settings_of(ctx)
     changes: dict[str, Any] = {}
     if params.title is not None:
@@ -145,14 +158,22 @@ class TaskParams(BaseModel):
     tasklist_id: str = _TASKLIST
 
 
-@tool(category="tasks", action="update", destructive=False, examples=[{"task_id": "t1u2v3"}])
+@tool(
+    category="tasks",
+    action="update",
+    destructive=False,
+    examples=[*REQUESTS["tasks_complete_task"], {"task_id": "t1u2v3"}],
+)
 def tasks_complete_task(params: TaskParams, ctx: ToolContext) -> dict[str, Any]:
-    """Mark a task completed (reopen it with tasks_update_task completed=false)."""
+    """Mark a task completed.
+
+    To reopen it, call tasks_update_task with completed=false.
+    """
     done = tasks_of(ctx).update_task(params.tasklist_id, params.task_id, TaskChanges(status="completed"))
     return dict(out(done, settings_of(ctx).zone))
 
 
-@tool(category="tasks", action="delete", examples=[{"task_id": "t1u2v3"}])
+@tool(category="tasks", action="delete", examples=[*REQUESTS["tasks_delete_task"], {"task_id": "t1u2v3"}])
 def tasks_delete_task(params: TaskParams, ctx: ToolContext) -> dict[str, Any]:
     """Delete a task and its subtasks for good."""
     tasks_of(ctx).delete_task(params.tasklist_id, params.task_id)
@@ -164,9 +185,16 @@ class ClearCompletedParams(BaseModel):
     tasklist_id: str = _TASKLIST
 
 
-@tool(category="tasks", action="delete", examples=[{"tasklist_id": "@default"}])
+@tool(
+    category="tasks",
+    action="delete",
+    examples=[*REQUESTS["tasks_clear_completed"], {"tasklist_id": "@default"}],
+)
 def tasks_clear_completed(params: ClearCompletedParams, ctx: ToolContext) -> dict[str, Any]:
-    """Delete every completed task in a list for good; open subtasks of them stay, moved to the top."""
+    """Delete every completed task in a list for good.
+
+    Open subtasks of a completed task stay, moved to the top of the list.
+    """
     return {"cleared": tasks_of(ctx).clear_completed(params.tasklist_id)}
 
 

@@ -34,7 +34,12 @@ class PathParams(BaseModel):
     path: str = Field(description="A path under /srv/files.")
 
 
-@tool(category="notes", action="create", destructive=False, examples=[{"title": "Buy milk"}])
+@tool(
+    category="notes",
+    action="create",
+    destructive=False,
+    examples=["jot down: buy milk", {"title": "Buy milk"}],
+)
 def notes_create(params: NoteParams) -> dict[str, Any]:
     """Create a note.
 

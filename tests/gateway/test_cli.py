@@ -33,24 +33,17 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
 
 def test_discover_lists_matches_for_a_human(config: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "discover", "delete a note")
-    assert code == 0 and out.splitlines()[0].startswith("notes_delete")
+    assert code == 0 and out.splitlines()[0].split() == ["notes_delete", "notes/delete", "(destructive)"]
+    assert out.splitlines()[1].strip() == "Delete a note for good."
 
 
 def test_discover_json_has_stable_keys(config: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "discover", "--json", "-c", "notes", "-a", "create")
     assert code == 0
     assert json.loads(out) == {
-        "tools": [
-            {
-                "name": "notes_create",
-                "category": "notes",
-                "action": "create",
-                "summary": "Create a note.",
-                "flags": [],
-            }
-        ],
+        "tools": [{"name": "notes_create", "summary": "Create a note."}],
         "total": 1,
-        "next_step": "Call get_tool_schema with the chosen tool_name before invoking it.",
+        "next_step": "Call get_tool_schema on the chosen tool before invoke_tool.",
     }
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from gateway import Catalog, Gateway, Principal, ToolResult, render, run_sync
+from gateway import Catalog, Gateway, NoParams, Principal, ToolDefinition, ToolResult, render, run_sync
 
 from .sample_tools import ALL_TOOLS, Calls
 
@@ -37,11 +37,45 @@ def test_discover_filters_by_category_and_action(gw: Gateway) -> None:
     assert [t["name"] for t in out["tools"]] == ["notes_archive", "notes_delete"]
     assert out["tools"][1] == {
         "name": "notes_delete",
-        "category": "notes",
-        "action": "delete",
         "summary": "Delete a note for good.",
-        "flags": ["destructive"],
+        "destructive": True,
     }
+
+
+def _tool(name: str, category: str, action: str, **flags: Any) -> ToolDefinition:
+    return ToolDefinition(name, category, action, "Does it.", "Does it.", NoParams, lambda p: None, **flags)
+
+
+def test_a_page_entry_says_only_what_its_name_and_the_filter_do_not() -> None:
+    tools = [
+        _tool("wiki_page_insert", "wiki", "create", destructive=False),  # both implied by the name
+        _tool("lookup_weather", "forecast", "read", read_only=True),  # neither ("lookup" is a search)
+        _tool("forecast_snooze", "forecast", "update", destructive=False),  # the category only
+        _tool("forecast_wipe", "forecast", "delete"),  # destructive, and says so
+    ]
+    gw = Gateway(Catalog(tools))
+    entries = {
+        t["name"]: t for t in call(gw, "discover_tools", {"categories": ["wiki", "forecast"]}).output["tools"]
+    }
+    assert entries == {
+        "wiki_page_insert": {"name": "wiki_page_insert", "summary": "Does it."},
+        "lookup_weather": {
+            "name": "lookup_weather",
+            "summary": "Does it.",
+            "category": "forecast",
+            "action": "read",
+        },
+        "forecast_snooze": {"name": "forecast_snooze", "summary": "Does it.", "action": "update"},
+        "forecast_wipe": {
+            "name": "forecast_wipe",
+            "summary": "Does it.",
+            "action": "delete",
+            "destructive": True,
+        },
+    }
+    # A filter on one category or one action says it for every tool on the page.
+    filtered = call(gw, "discover_tools", {"categories": ["forecast"], "actions": ["read"]}).output["tools"]
+    assert filtered == [{"name": "lookup_weather", "summary": "Does it."}]
 
 
 def test_discover_ranks_by_query_and_maps_verb_synonyms(gw: Gateway) -> None:
@@ -84,6 +118,25 @@ def test_get_tool_schema_returns_schema_flags_and_example(gw: Gateway) -> None:
     assert out["parameters"]["required"] == ["note_id"]
     assert out["example"] == {"tool_name": "notes_delete", "parameters": {"note_id": "n1"}}
     assert "approve" in out["note"]
+
+
+@pytest.mark.parametrize(
+    ("tool", "args", "loc"),
+    [
+        ("discover_tools", {"limit": 0}, "limit"),
+        ("discover_tools", {"categories": ["notes"] * 21}, "categories"),
+        ("discover_tools", {"actions": ["read"] * 9}, "actions"),
+        ("discover_tools", {"query": "x", "cursor": "c" * 201}, "cursor"),
+        ("get_tool_schema", {"tool_name": "n" * 201}, "tool_name"),
+        ("invoke_tool", {"tool_name": "notes_delete", "confirmation": "p" * 201}, "confirmation"),
+        ("invoke_tool", {"tool_name": "notes_delete", "extra": 1}, "extra"),
+    ],
+)
+def test_limits_left_out_of_the_meta_tool_schemas_are_still_enforced(
+    gw: Gateway, tool: str, args: dict[str, Any], loc: str
+) -> None:
+    err = payload(call(gw, tool, args))["error"]
+    assert err["code"] == "invalid_arguments" and err["problems"][0]["loc"] == loc
 
 
 def test_get_tool_schema_for_an_unknown_name_suggests_the_closest(gw: Gateway) -> None:

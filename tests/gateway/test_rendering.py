@@ -29,6 +29,8 @@ CASES: dict[str, tuple[str, Any]] = {
         {"tool_name": "notes_delete", "parameters": {"note_id": "n1"}, "confirmation": "forged"},
     ),
     "nothing_matched": ("discover_tools", {"query": "quantum xylophone"}),
+    "a_page": ("discover_tools", {"query": "note", "limit": 2}),
+    "a_schema": ("get_tool_schema", {"tool_name": "notes_create"}),
 }
 
 

@@ -67,8 +67,9 @@ def test_every_tool_has_consistent_flags() -> None:
 def test_every_tool_is_described_for_the_model_with_a_valid_example() -> None:
     for d in CATALOG:
         assert d.category in ("calendar", "gmail", "tasks") and d.name.startswith(d.category + "_")
-        assert len(d.examples) == 1, d.name
-        d.params.model_validate(d.examples[0])
+        assert len(d.example_calls) == 1, d.name
+        d.params.model_validate(d.example_calls[0])
+        assert 3 <= len(d.example_requests) <= 5, d.name
         assert "title" not in d.json_schema
         for name, info in d.params.model_fields.items():
             assert info.description, f"{d.name}.{name}"

@@ -122,7 +122,7 @@ def test_strict_mode_sends_parameters_as_a_json_string_and_drops_the_nulls_it_fo
     assert invoke["strict"] is True
     assert invoke["parameters"]["properties"]["parameters"] == {
         "type": ["string", "null"],
-        "description": "Arguments matching the tool's schema (object or JSON string). Encode it as a JSON string.",
+        "description": "Arguments matching the tool's schema. Encode it as a JSON string.",
     }
     assert invoke["parameters"]["required"] == ["tool_name", "parameters", "confirmation"]
     assert calls == [("notes_create", {"title": "Milk", "priority": 1, "color": None})]

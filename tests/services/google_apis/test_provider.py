@@ -69,26 +69,20 @@ def test_discover_json_shows_each_tools_method_id(config: Path, capsys: pytest.C
     assert json.loads(out)["tools"] == [
         {
             "name": "tasks_tasklists_delete",
-            "category": "tasks",
-            "action": "delete",
             "summary": "Deletes the authenticated user's specified task list.",
-            "flags": ["destructive"],
+            "destructive": True,
             "method_id": "tasks.tasklists.delete",
         },
         {
             "name": "tasks_tasks_clear",
-            "category": "tasks",
-            "action": "delete",
             "summary": "Clears all completed tasks from the specified task list.",
-            "flags": ["destructive"],
+            "destructive": True,
             "method_id": "tasks.tasks.clear",
         },
         {
             "name": "tasks_tasks_delete",
-            "category": "tasks",
-            "action": "delete",
             "summary": "Deletes the specified task from the task list.",
-            "flags": ["destructive"],
+            "destructive": True,
             "method_id": "tasks.tasks.delete",
         },
     ]
