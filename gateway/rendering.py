@@ -57,6 +57,17 @@ def _json_kind(value: object) -> str:
     return next((kind for t, kind in kinds if isinstance(value, t)), "null" if value is None else "an object")
 
 
+def cut(text: str, limit: int) -> str:
+    """`text` if it fits, else its head up to a word boundary and '...'."""
+    if len(text) <= limit:
+        return text
+    head = text[: limit - 3]
+    space = head.rfind(" ")
+    if space > limit // 2:
+        head = head[:space]
+    return head.rstrip(" ,;:") + "..."
+
+
 def problems_from_validation(exc: ValidationError, model_fields: Sequence[str]) -> tuple[Problem, ...]:
     """Pydantic errors as `{loc, msg}` pairs, without echoing the offending input (only its JSON type)."""
     problems = []

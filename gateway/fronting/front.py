@@ -28,12 +28,13 @@ from ..actions import normalize_action
 from ..catalog import Catalog
 from ..definition import MAX_SUMMARY_LENGTH, ToolDefinition
 from ..errors import RegistrationError, ToolFailed
+from ..files import write_json_atomic
 from ..names import to_name
 from ..policy import Policy
 from ..rendering import safe_text
 from ..schema_params import SchemaParams, schema_params, schema_problems
 from .config import FrontConfig, ServerSettings
-from .untrusted import REMOVED, PinStore, clean_schema, clean_text, write_json_atomic
+from .untrusted import REMOVED, PinStore, clean_schema, clean_text
 
 log = logging.getLogger("gateway.front")
 

@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
-import tempfile
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from ..files import write_json_atomic
 
 MAX_DESCRIPTION_CHARS = 2000
 MAX_SCHEMA_TEXT_CHARS = 500
@@ -148,19 +148,6 @@ def fingerprint(value: Any) -> str:
     """A stable hash of JSON data (key order does not matter)."""
     text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
     return hashlib.sha256(text.encode()).hexdigest()
-
-
-def write_json_atomic(path: Path, data: Any) -> None:
-    """Write JSON so a reader never sees half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(data, handle, indent=1, sort_keys=True)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 class PinStore:

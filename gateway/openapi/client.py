@@ -27,6 +27,7 @@ from urllib.parse import urljoin, urlsplit
 import httpx2
 
 from ..errors import FailureCode, ToolFailed
+from ..rendering import cut
 from . import text
 from .auth import Credentials
 from .operations import SAFE_METHODS, Operation
@@ -298,7 +299,7 @@ def _server_message(body: bytes) -> str:
     try:
         data: Any = json.loads(body[:65536])
     except ValueError:
-        return text.cut(text.clean(body[:4096].decode("utf-8", "replace")), text.MAX_MESSAGE)
+        return cut(text.clean(body[:4096].decode("utf-8", "replace")), text.MAX_MESSAGE)
     said = ""
     for _ in range(3):  # {"error": {"message": ...}}
         if isinstance(data, dict):
@@ -321,7 +322,7 @@ def _server_message(body: bytes) -> str:
         if isinstance(data, str):
             said = data
             break
-    return text.cut(text.clean(said), text.MAX_MESSAGE)
+    return cut(text.clean(said), text.MAX_MESSAGE)
 
 
 def retry_after(raw: str | None, attempt: int) -> float:

@@ -16,11 +16,11 @@ import contextlib
 import json
 import logging
 import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..files import keep_newest, write_json_atomic
 from .document import content_hash, parse, read_bytes, version_of
 from .operations import Operation, operations_of
 
@@ -145,18 +145,7 @@ def decode(data: dict[str, Any], entry: str, digest: str) -> Index:
 
 def _save(path: Path, data: dict[str, Any], entry: str) -> None:
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump(data, fh, ensure_ascii=False, separators=(",", ":"))
-            os.replace(tmp, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
-        files = sorted(path.parent.glob(f"{entry}-*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
-        for old in files[MAX_CACHED_PER_ENTRY:]:
-            old.unlink()
+        write_json_atomic(path, data, compact=True)
+        keep_newest(path.parent, f"{entry}-*.json", MAX_CACHED_PER_ENTRY)
     except OSError as exc:  # a read-only or full disk costs a rebuild next time, nothing more
         _log.warning("could not write the openapi index cache %s: %s", path, exc)

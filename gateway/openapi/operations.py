@@ -25,6 +25,7 @@ from typing import Any, NamedTuple
 
 from ..actions import normalize_action
 from ..names import MAX_NAME_LENGTH, to_name
+from ..rendering import cut
 from . import text
 from .document import Problem, operations, pointer
 
@@ -163,7 +164,7 @@ def operations_of(entry: str, doc: dict[str, Any]) -> tuple[list[Operation], lis
             problems.append(
                 Problem(
                     f"{where}/operationId",
-                    f"operationId {text.cut(text.clean(operation_id), 80)!r} is also used at {ids[operation_id]}",
+                    f"operationId {cut(text.clean(operation_id), 80)!r} is also used at {ids[operation_id]}",
                     "both are served; this one's tool name ends with a hash of its method and path",
                 )
             )
@@ -177,9 +178,9 @@ def operations_of(entry: str, doc: dict[str, Any]) -> tuple[list[Operation], lis
             dict.fromkeys(filter(None, (text.clean(op.get("summary")), text.clean(op.get("description")))))
         )
         if op.get("deprecated") is True:
-            summary = text.cut(f"Deprecated. {summary}", text.MAX_SUMMARY)
+            summary = cut(f"Deprecated. {summary}", text.MAX_SUMMARY)
             long = f"Deprecated. {long}"
-        details = text.cut(long, text.MAX_DESCRIPTION)
+        details = cut(long, text.MAX_DESCRIPTION)
         # The operation id's words; the path's when there is none. Parameter names, path words and
         # long reference texts made ranking worse on published descriptions (docs/openapi.md).
         search = words(operation_id) or [s for s in path.split("/") if s and not s.startswith("{")]
@@ -195,7 +196,7 @@ def operations_of(entry: str, doc: dict[str, Any]) -> tuple[list[Operation], lis
                 verb=verb,
                 summary=summary,
                 details="" if details == summary else details,
-                search_text=text.cut(text.strip_unsafe(" ".join(search)), 500),
+                search_text=cut(text.strip_unsafe(" ".join(search)), 500),
                 server=_server(op, item),
             )
         )

@@ -21,6 +21,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..rendering import cut
 from . import text
 from .document import Dangling, follow, pointer
 from .schemas import Converter
@@ -82,7 +83,7 @@ def _parameters(
             except Dangling as exc:
                 converter.problem(
                     f"{at}/$ref",
-                    f"parameter $ref {text.cut(text.strip_unsafe(exc.ref), 200)!r} cannot be resolved: {exc.reason}",
+                    f"parameter $ref {cut(text.strip_unsafe(exc.ref), 200)!r} cannot be resolved: {exc.reason}",
                     "the parameter is not offered",
                 )
                 continue
@@ -195,7 +196,7 @@ def _body(
     except Dangling as exc:
         converter.problem(
             f"{where}/requestBody/$ref",
-            f"request body $ref {text.cut(text.strip_unsafe(exc.ref), 200)!r} cannot be resolved: {exc.reason}",
+            f"request body $ref {cut(text.strip_unsafe(exc.ref), 200)!r} cannot be resolved: {exc.reason}",
             "the operation is served without a body",
         )
         return None, False, None, ()

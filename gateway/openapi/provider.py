@@ -24,6 +24,7 @@ from ..config import OpenApiSettings
 from ..definition import ToolDefinition
 from ..errors import ToolFailed, UserError
 from ..names import closest_names
+from ..rendering import cut
 from ..toolset import ProviderOptions, Toolset
 from . import index as index_module
 from .auth import Credentials, install_log_filter
@@ -320,4 +321,4 @@ def server_url(servers: Sequence[Mapping[str, Any]], overrides: Mapping[str, str
 def _title(title: str, entry: str) -> str:
     from . import text
 
-    return text.cut(text.clean(title), 80) or entry
+    return cut(text.clean(title), 80) or entry

@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ..rendering import cut
 from . import text
 from .document import Dangling, Problem, pointer, resolve
 
@@ -100,7 +101,7 @@ class Converter:
         except Dangling as exc:
             self.problem(
                 f"{where}/$ref",
-                f"$ref {text.cut(text.strip_unsafe(exc.ref), 200)!r} cannot be resolved: {exc.reason}",
+                f"$ref {cut(text.strip_unsafe(exc.ref), 200)!r} cannot be resolved: {exc.reason}",
                 "any value is accepted here; its description says it is unresolved",
             )
             described = own or f"{_a(name)} value (its definition is missing from the API description)."
@@ -157,7 +158,7 @@ class Converter:
             if not isinstance(enum, list) or not enum:
                 self.problem(f"{where}/enum", "enum is not a non-empty list", "the enum is left out")
             elif len(enum) > MAX_ENUM:
-                shown = ", ".join(text.cut(text.strip_unsafe(v), 40) for v in enum[:8])
+                shown = ", ".join(cut(text.strip_unsafe(v), 40) for v in enum[:8])
                 note = f"One of {len(enum)} values, such as {shown}."
                 out["description"] = f"{out.get('description', '')} {note}".strip()
             else:

@@ -11,6 +11,8 @@ from __future__ import annotations
 import html
 import re
 
+from ..rendering import cut
+
 MAX_SUMMARY = 160
 """The gateway's limit for a summary line."""
 MAX_DESCRIPTION = 1500
@@ -59,17 +61,6 @@ def clean(raw: object) -> str:
     out = _DANGLING.sub("", out)
     out = _SPACE_BEFORE_PUNCT.sub(r"\1", out)
     return " ".join(out.split()).strip(" ,;:")
-
-
-def cut(text: str, limit: int) -> str:
-    """`text` if it fits, else its head up to a word boundary and '...'."""
-    if len(text) <= limit:
-        return text
-    head = text[: limit - 3]
-    space = head.rfind(" ")
-    if space > limit // 2:
-        head = head[:space]
-    return head.rstrip(" ,;:") + "..."
 
 
 def first_sentence(text: str) -> str:

@@ -20,6 +20,8 @@ from collections import defaultdict
 from collections.abc import Iterable
 from typing import Any
 
+from gateway.rendering import cut
+
 from . import text
 
 MAX_PART = 300
@@ -96,7 +98,7 @@ class Context:
 
 def _plain(raw: Any, known: frozenset[str]) -> str:
     cleaned = text.clean(raw if isinstance(raw, str) else None, known)
-    return text.cut(" ".join(cleaned.split()), MAX_PART)
+    return cut(" ".join(cleaned.split()), MAX_PART)
 
 
 def _ref(node: Any) -> str:

@@ -13,13 +13,13 @@ import contextlib
 import json
 import logging
 import os
-import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from gateway.errors import UserError
+from gateway.files import keep_newest, write_json_atomic
 from gateway.names import closest_names
 
 from .documents import Versions, available, choose, documents_dir, is_alias, package_version, read_document
@@ -209,19 +209,8 @@ def decode(data: dict[str, Any], version: str, versions: Versions) -> Index:
 
 def _save(path: Path, data: dict[str, Any]) -> None:
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump(data, fh, ensure_ascii=False, separators=(",", ":"))
-            os.replace(tmp, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
-        files = sorted(path.parent.glob("google-apis-*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
-        for old in files[MAX_CACHED_INDEXES:]:
-            old.unlink()
+        write_json_atomic(path, data, compact=True)
+        keep_newest(path.parent, "google-apis-*.json", MAX_CACHED_INDEXES)
     except OSError as exc:  # a read-only or full disk costs a rebuild next time, nothing more
         _log.warning("could not write the google-apis index cache %s: %s", path, exc)
 

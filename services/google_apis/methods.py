@@ -22,6 +22,7 @@ from typing import Any, NamedTuple
 
 from gateway.actions import normalize_action
 from gateway.names import MAX_NAME_LENGTH, to_name
+from gateway.rendering import cut
 
 from . import text
 from .context import Context
@@ -186,7 +187,7 @@ def methods_of(api: Api, doc: dict[str, Any], *, context: bool = True) -> list[M
         description = described.text
         fallback = f"Calls {verb} on {where} ({api.title})."
         media = _media(m)
-        long = text.cut(description, text.MAX_DESCRIPTION) or fallback
+        long = cut(description, text.MAX_DESCRIPTION) or fallback
         if media:
             long = f"{long} {MEDIA_NOTES[media]}"
         schemas = [m.get(k, {}).get("$ref", "") for k in ("request", "response")]

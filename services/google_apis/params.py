@@ -22,6 +22,8 @@ from typing import Annotated, Any, ForwardRef, Literal, Optional
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints, create_model
 
+from gateway.rendering import cut
+
 from . import text
 
 MAX_REF_DEPTH = 2
@@ -170,7 +172,7 @@ def _describe(raw: str | None, known: frozenset[str], *, brief: bool = False) ->
     cleaned = text.cleaned(raw, known)
     if brief:
         return text.summary(cleaned, "")
-    return text.cut(cleaned.text, text.MAX_FIELD_DESCRIPTION)
+    return cut(cleaned.text, text.MAX_FIELD_DESCRIPTION)
 
 
 def body_model(schemas: dict[str, Any], root: str, known: frozenset[str] = frozenset()) -> type[BaseModel]:

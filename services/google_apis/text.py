@@ -16,6 +16,8 @@ import re
 from collections.abc import Iterator
 from typing import Any, NamedTuple
 
+from gateway.rendering import cut
+
 from . import markup
 
 MAX_SUMMARY = 160
@@ -154,17 +156,6 @@ def _tidy(line: str) -> str:
     out = _SPACE_BEFORE_PUNCT.sub(r"\1", out)
     out = " ".join(out.split()).lstrip(",;: ").rstrip(",; ")
     return "" if _BARE_MARKER.fullmatch(out) else out
-
-
-def cut(text: str, limit: int) -> str:
-    """`text` if it fits, else its head up to a word boundary and '...'."""
-    if len(text) <= limit:
-        return text
-    head = text[: limit - 3]
-    space = head.rfind(" ")
-    if space > limit // 2:
-        head = head[:space]
-    return head.rstrip(" ,;:") + "..."
 
 
 def first_sentence(text: str | Text) -> str:

@@ -18,7 +18,7 @@ from .mcp_server_support import http_client, http_server, redis_server, stdio_se
 from .replay import Replay, anthropic_turn
 from .vendors import ANTHROPIC, call, converse
 
-WORDS = "jot down the shopping"  # words no tool's text uses
+WORDS = "remember the gazebo errand"  # words no tool's text uses
 ANYONE = Principal()
 
 
@@ -75,7 +75,7 @@ def test_the_agent_loop_conversation_is_a_session(replay: Replay) -> None:
         ),
         anthropic_turn("Noted."),
     )
-    converse(ANTHROPIC, replay, gw, ["Jot down the shopping: eggs"])
+    converse(ANTHROPIC, replay, gw, ["Remember the gazebo errand: eggs"])
     assert usage.export() == [{"query": WORDS, "tools": ["notes_create"]}]
 
 
