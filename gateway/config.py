@@ -126,19 +126,15 @@ class ServeSettings(_Section):
 class ConsoleSettings(_Section):
     """The operator console (docs/console.md); principals with the `admin` role in [[serve.tokens]] are admins too."""
 
-    admin_token_sha256: str | None = Field(
-        None, pattern=r"^[0-9a-f]{64}$"
-    )  # or admin_token_env: its variable
-    admin_token_env: str | None = None
+    admin_token_sha256: str | None = Field(None, pattern=r"^[0-9a-f]{64}$")
+    admin_token_env: str | None = None  # or a variable holding the token
     host: str = "127.0.0.1"
     port: int = Field(8766, ge=0, le=65535)
 
     @model_validator(mode="after")
     def _at_most_one_source(self) -> ConsoleSettings:
         if self.admin_token_sha256 is not None and self.admin_token_env is not None:
-            raise ValueError(
-                "give one of admin_token_sha256 (the token's digest) or admin_token_env, not both"
-            )
+            raise ValueError("give admin_token_sha256 (the token's digest) or admin_token_env, not both")
         return self
 
 
