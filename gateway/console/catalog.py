@@ -162,6 +162,3 @@ def accept(gw: Gateway, server: str, tool: str | None) -> bool:
     front.accept_changes(server, tool)
     return True
 
-
-def schema_of(d: ToolDefinition) -> dict[str, Any]:
-    return dict(d.json_schema)
