@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import logging
 from dataclasses import dataclass, field
-from typing import Any
 
 from ..config import Settings
 from ..context import Principal
@@ -161,4 +160,3 @@ def accept(gw: Gateway, server: str, tool: str | None) -> bool:
         return False
     front.accept_changes(server, tool)
     return True
-
