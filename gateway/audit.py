@@ -30,6 +30,8 @@ Outcome = Literal[
     "refused",
     "executed",
     "failed",
+    "approved_by_host",  # a host approved or declined a pending call (`decided_by` says who)
+    "denied_by_host",
 ]
 
 Redactor = Callable[[str, Mapping[str, Any]], Mapping[str, Any]]
@@ -68,6 +70,7 @@ class AuditRecord:
     error_code: str | None = None
     params: Mapping[str, Any] | None = None
     agent: str | None = None
+    decided_by: str | None = None
 
 
 class AuditSink(Protocol):
@@ -102,7 +105,10 @@ class JsonlAuditLog:
             raise AuditLogUnavailable(self.path, exc) from None
 
     def write(self, record: AuditRecord) -> None:
-        line = json.dumps(asdict(record), ensure_ascii=False, default=str, separators=(",", ":")) + "\n"
+        data = asdict(record)
+        if data["decided_by"] is None:  # only host decisions carry it
+            del data["decided_by"]
+        line = json.dumps(data, ensure_ascii=False, default=str, separators=(",", ":")) + "\n"
         os.write(self._fd, line.encode())
         if self._fsync:
             os.fsync(self._fd)
@@ -142,6 +148,7 @@ class Auditor:
         error_code: str | None = None,
         params: Mapping[str, Any] | None = None,
         agent: str | None = None,
+        decided_by: str | None = None,
     ) -> None:
         if self.sink is None:
             return
@@ -157,5 +164,6 @@ class Auditor:
                 error_code=error_code,
                 params=None if params is None else self.redact(tool, params),
                 agent=agent,
+                decided_by=decided_by,
             )
         )

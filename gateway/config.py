@@ -123,6 +123,21 @@ class ServeSettings(_Section):
     tokens: list[TokenSettings] = []
 
 
+class ConsoleSettings(_Section):
+    """The operator console (docs/console.md); principals with the `admin` role in [[serve.tokens]] are admins too."""
+
+    admin_token_sha256: str | None = Field(None, pattern=r"^[0-9a-f]{64}$")
+    admin_token_env: str | None = None  # or a variable holding the token
+    host: str = "127.0.0.1"
+    port: int = Field(8766, ge=0, le=65535)
+
+    @model_validator(mode="after")
+    def _at_most_one_source(self) -> ConsoleSettings:
+        if self.admin_token_sha256 is not None and self.admin_token_env is not None:
+            raise ValueError("give admin_token_sha256 (the token's digest) or admin_token_env, not both")
+        return self
+
+
 class AuditSettings(_Section):
     enabled: bool = True
     path: Path | None = None
@@ -225,6 +240,7 @@ class Settings(_Section):
     confirmation: ConfirmationSettings = ConfirmationSettings()
     audit: AuditSettings = AuditSettings()
     serve: ServeSettings = ServeSettings()
+    console: ConsoleSettings = ConsoleSettings()
     usage: UsageSettings = UsageSettings()
     google: GoogleSettings = GoogleSettings()
     google_apis: GoogleApisSettings = GoogleApisSettings()
@@ -276,6 +292,8 @@ ENVIRONMENT: Mapping[str, str] = {
     "GATEWAY_SERVE_TRANSPORT": "serve.transport",
     "GATEWAY_SERVE_HOST": "serve.host",
     "GATEWAY_SERVE_PORT": "serve.port",
+    "GATEWAY_CONSOLE_HOST": "console.host",
+    "GATEWAY_CONSOLE_PORT": "console.port",
     "GATEWAY_GOOGLE_CREDENTIALS": "google.credentials",
     "GATEWAY_GOOGLE_CLIENT_SECRETS": "google.client_secrets",
     "GATEWAY_GOOGLE_TOKEN_FILE": "google.token_file",

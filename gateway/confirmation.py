@@ -159,6 +159,8 @@ class ConfirmationGate:
         params: Mapping[str, Any],
         principal: Principal,
         confirmation: str | None,
+        *,
+        session: str | None = None,
     ) -> Decision:
         if not tool.is_destructive:
             return Proceed()
@@ -178,6 +180,8 @@ class ConfirmationGate:
             parameters=dict(params),
             principal=principal.id,
             expires_at=self._clock() + self.ttl_seconds,
+            agent=principal.agent,
+            session=session,
         )
         self.store.put(Record(pending, binding, "pending"))
         if self.approver is None:

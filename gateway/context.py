@@ -77,6 +77,8 @@ class PendingConfirmation:
     parameters: Mapping[str, Any]
     principal: str
     expires_at: float
+    agent: str | None = None
+    session: str | None = None
 
 
 Status = Literal["ok", "error", "confirmation_required"]

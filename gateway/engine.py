@@ -300,7 +300,9 @@ class Gateway:
             audited = canonical
             if d.permission is not None and (reason := d.permission(params, ctx)):
                 raise _CallError(error_info(ToolFailed("permission_denied", reason)), "denied")
-            decision = await self.gate.check(d, canonical, ctx.principal, confirmation)
+            decision = await self.gate.check(
+                d, canonical, ctx.principal, confirmation, session=ctx.session_id
+            )
             if isinstance(decision, NeedsConfirmation):
                 audit("pending_confirmation")
                 return self._pending(d, ctx, decision.pending, start)

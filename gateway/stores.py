@@ -46,6 +46,8 @@ def record_to_json(record: Record) -> str:
             "parameters": dict(p.parameters),
             "principal": p.principal,
             "expires_at": p.expires_at,
+            "agent": p.agent,
+            "session": p.session,
             "binding": record.binding,
         },
         ensure_ascii=False,

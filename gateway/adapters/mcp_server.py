@@ -20,6 +20,7 @@ same confirmation store and secret. Bearer tokens, when configured, map to princ
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import json
@@ -31,7 +32,7 @@ import socket
 import sys
 import threading
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
@@ -289,8 +290,11 @@ def serve(
     host: str | None = None,
     port: int | None = None,
     environ: Mapping[str, str] | None = None,
+    console: Callable[[Gateway], Any] | None = None,
 ) -> int:
     """Serve until stopped (end of stdin, or SIGINT/SIGTERM for HTTP). Returns the exit status.
+
+    Over HTTP, `console` (given the gateway, an ASGI application) is mounted at `/console`.
 
     With the default confirmation store ("auto"), pending calls live in a SQLite file in the data
     directory, so `gateway pending` and `gateway approve ID` answer them from another terminal.
@@ -314,7 +318,9 @@ def serve(
                 print(hint, file=sys.stderr, flush=True)
             anyio.run(_serve_stdio, server)
         else:
-            anyio.run(_serve_http, server, settings, host or settings.serve.host, port, digests)
+            app = console(gw) if console is not None else None
+            run = functools.partial(_serve_http, console=app)
+            anyio.run(run, server, settings, host or settings.serve.host, port, digests)
     return 0
 
 
@@ -343,9 +349,16 @@ async def _serve_stdio(server: Server[Any]) -> None:
 
 
 async def _serve_http(
-    server: Server[Any], settings: Settings, host: str, port: int | None, digests: dict[str, str]
+    server: Server[Any],
+    settings: Settings,
+    host: str,
+    port: int | None,
+    digests: dict[str, str],
+    *,
+    console: Any = None,
 ) -> None:
     import uvicorn
+    from starlette.routing import Mount
 
     path = settings.serve.path
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
@@ -367,12 +380,16 @@ async def _serve_http(
         auth=auth,
         token_verifier=TokenVerifier(digests) if digests else None,
     )
+    if console is not None:  # the operator console, on the same port (docs/console.md)
+        app.router.routes.append(Mount("/console", app=console))
     if not digests and host not in ("127.0.0.1", "localhost", "::1"):
         log.warning(
             "serving on %s without tokens: anyone who can reach it acts as %s", host, settings.principal
         )
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")
     print(f"gateway: serving MCP on {url}", file=sys.stderr, flush=True)
+    if console is not None:
+        print(f"gateway: console on http://{shown}:{bound}/console/", file=sys.stderr, flush=True)
     if (hint := approval_hint(settings)) is not None:
         print(hint, file=sys.stderr, flush=True)
     await uvicorn.Server(config).serve(sockets=[sock])

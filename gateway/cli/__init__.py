@@ -28,7 +28,7 @@ from ..engine import run_sync
 from ..errors import UserError
 from ..runtime import open_gateway, principal_from
 from ..stores import resolve_auto_store
-from . import approvals, chat, commands, demo, openapi, usage
+from . import approvals, chat, commands, console, demo, openapi, usage
 from .messages import for_a_person, note, progress_on_stderr
 from .output import print_result
 from .parser import build_parser, settings_from
@@ -62,6 +62,8 @@ def _command(args: argparse.Namespace) -> int:
         return demo.run(settings)
     if args.command == "openapi":
         return openapi.run(settings, args)
+    if args.command == "console":
+        return console.run(settings, args)
     if args.command in ("pending", "approve", "deny"):
         if settings.confirmation.store == "memory":
             raise UserError(
@@ -116,7 +118,9 @@ def _serve(settings: Settings, args: argparse.Namespace) -> int:
             "serving MCP (JSON-RPC) on stdin and stdout for an MCP client to start, not for typing; "
             "see docs/mcp.md to add it to a client. End with Ctrl-D."
         )
-    return serve(settings, transport=args.transport, host=args.host, port=args.port)
+    http = (args.transport or settings.serve.transport) == "http"
+    mount = console.mountable(settings) if http else None
+    return serve(settings, transport=args.transport, host=args.host, port=args.port, console=mount)
 
 
 def _without_an_unwritable_audit_log(settings: Settings, command: str) -> tuple[Settings, str | None]:

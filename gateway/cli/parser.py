@@ -10,7 +10,7 @@ import argparse
 from importlib.metadata import PackageNotFoundError, version
 
 from ..config import Settings, load_settings
-from . import chat, openapi, usage
+from . import chat, console, openapi, usage
 from .commands import FORMATS
 
 
@@ -105,6 +105,11 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--transport", choices=["stdio", "http"], help="default: stdio")
     serve.add_argument("--host", help="HTTP address to listen on (default 127.0.0.1)")
     serve.add_argument("--port", type=int, help="HTTP port (default 8765; 0 picks a free one)")
+    console.add_arguments(
+        sub.add_parser(
+            "console", parents=[common], help="the operator console in a web page (docs/console.md)"
+        )
+    )
     chat.add_arguments(
         sub.add_parser("chat", parents=[common], help="chat with an agent that uses the gateway")
     )

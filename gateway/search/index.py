@@ -329,6 +329,28 @@ class SearchIndex(Ranking):
         hits = [(tools[i], s) for i, s in zip(ids[offset:depth], scores[offset:depth], strict=True)]
         return hits, total, {all_names[i]: found for i, found in probed.items()}
 
+    def explain(self, query: str, names: Collection[str]) -> dict[str, tuple[float, float | None]]:
+        """For each indexed tool in `names`: (its lexical score for `query`, its similarity in meaning).
+
+        The lexical score is the BM25F sum over the query's terms, before the tool's rank weight;
+        the similarity is the cosine of the query's and the tool's embeddings (None without the
+        semantic layer). For showing why a tool ranked where it did; ranking never calls it.
+        """
+        wanted = {self._position[n]: n for n in names if n in self._position}
+        lexical = dict.fromkeys(wanted, 0.0)
+        for term, weight in self.query_terms(query).items():
+            t = self._terms[term]
+            a, b = self._starts[t], self._starts[t + 1]
+            for i, impact in zip(self._ids[a:b], self._impacts[a:b], strict=True):
+                if i in lexical:
+                    lexical[i] += impact * weight
+        similar: dict[int, float] = {}
+        if self._vectors is not None and wanted:
+            vectors = self._vectors
+            q = vectors.embedder.encode([query[:MAX_QUERY_CHARS]], vectors.vocabulary)[0]
+            similar = {i: float(vectors.matrix[i] @ q) for i in wanted}
+        return {name: (lexical[i], similar.get(i)) for i, name in wanted.items()}
+
 
 def rank_names(index: SearchIndex, query: str, names: Sequence[str]) -> list[str]:
     """Names from `names` ranked for `query` (those that do not match are dropped)."""

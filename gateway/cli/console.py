@@ -1,0 +1,88 @@
+"""`gateway console`: the operator console on its own, and the console `gateway serve` mounts.
+
+On its own it serves the same data directory and shared stores as the server (the SQLite or Redis
+confirmation store, the audit log, the usage store): the way to approve calls and read the activity
+of a gateway an MCP client started over stdio.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import socket
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from ..config import Settings
+from ..engine import Gateway
+from ..errors import UserError
+from ..runtime import open_gateway
+from ..stores import resolve_auto_store
+
+_LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--host", help="address to listen on (default: [console] host, 127.0.0.1)")
+    parser.add_argument("--port", type=int, help="port (default: [console] port, 8766; 0 picks a free one)")
+
+
+def mountable(settings: Settings) -> Callable[[Gateway], Any] | None:
+    """What `gateway serve --transport http` mounts at /console; None without the console extra."""
+    try:
+        from ..console import console_app
+    except ImportError as exc:
+        print(
+            f"gateway: no console ({exc.name} is missing): pip install 'metatool-gateway[console]'",
+            file=sys.stderr,
+        )
+        return None
+    return lambda gw: console_app(gw, settings)
+
+
+def run(settings: Settings, args: argparse.Namespace) -> int:
+    """Serve the console until stopped (Ctrl-C or SIGTERM)."""
+    try:
+        import uvicorn
+        from starlette.applications import Starlette
+        from starlette.responses import RedirectResponse
+        from starlette.routing import Mount, Route
+
+        from ..console import console_app
+        from ..console.auth import AdminTokens
+    except ImportError as exc:
+        raise UserError(
+            f"gateway console needs the console extra: pip install 'metatool-gateway[console]' "
+            f"({exc.name} is missing)"
+        ) from None
+    settings = resolve_auto_store(settings, shared=True)
+    if not AdminTokens.from_settings(settings, os.environ):
+        raise UserError(
+            "no admin token is configured, so nobody could sign in: set [console] admin_token_env (a "
+            "variable holding the token) or admin_token_sha256, or give a principal of [[serve.tokens]] "
+            "the admin role (docs/console.md)"
+        )
+    host = args.host or settings.console.host
+    port = settings.console.port if args.port is None else args.port
+    with open_gateway(settings) as gw:
+        console = console_app(gw, settings)
+
+        async def home(request: Any) -> Any:
+            return RedirectResponse("/console/", status_code=303)
+
+        app = Starlette(routes=[Route("/", home), Mount("/console", app=console)])
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        sock = socket.create_server((host, port), family=family)
+        bound = sock.getsockname()[1]
+        shown = f"[{host}]" if family == socket.AF_INET6 else host
+        if host not in _LOOPBACK:
+            print(
+                f"gateway: the console listens on {host} over plain HTTP: put it behind TLS", file=sys.stderr
+            )
+        print(f"gateway: console on http://{shown}:{bound}/console/", file=sys.stderr, flush=True)
+        config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
+        with contextlib.suppress(KeyboardInterrupt):
+            uvicorn.Server(config).run(sockets=[sock])
+    return 0

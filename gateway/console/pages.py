@@ -1,0 +1,215 @@
+"""What each console route does: read the gateway, the audit log or the usage store, and render."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, RedirectResponse, Response, StreamingResponse
+
+from ..discovery import overview
+from ..errors import UserError
+from ..runtime import principal_from
+from . import activity, approvals, catalog, playground
+from .site import Console
+
+OUTCOMES = (
+    "executed",
+    "failed",
+    "pending_confirmation",
+    "approved",
+    "approved_by_host",
+    "denied_by_host",
+    "declined",
+    "refused",
+    "denied",
+    "invalid",
+    "unknown",
+    "interrupted",
+)
+
+
+class Pages:
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self.gw = console.gw
+        self.settings = console.settings
+
+    # -- approvals ---------------------------------------------------------------------------
+
+    async def approvals(self, request: Request, who: str) -> Response:
+        done = request.query_params.get("done", "")
+        return self.console.render(
+            request,
+            "approvals.html",
+            page="approvals",
+            waiting=approvals.waiting(self.gw),
+            done=done if done in ("approved", "denied", "gone") else "",
+            done_id=request.query_params.get("id", "")[:64],
+        )
+
+    async def approval_rows(self, request: Request, who: str) -> Response:
+        return self.console.render(request, "_pending_rows.html", waiting=approvals.waiting(self.gw))
+
+    async def decide(self, request: Request, who: str) -> Response:
+        pending_id, verb = request.path_params["pending_id"], request.path_params["verb"]
+        is_api = request.url.path.startswith(f"{request.scope.get('root_path', '')}/api/")
+        if verb not in ("approve", "deny") or not approvals.valid_id(pending_id):
+            return JSONResponse(
+                {"error": "not_found", "message": "No such pending call or verb."}, status_code=404
+            )
+        verdict = approvals.decide(self.gw, pending_id, approve=verb == "approve", who=who)
+        if is_api:
+            status = 200 if verdict != "gone" else 409
+            return JSONResponse({"pending_id": pending_id, "result": verdict}, status_code=status)
+        root = request.scope.get("root_path", "")
+        return RedirectResponse(f"{root}/approvals?done={verdict}&id={pending_id}", status_code=303)
+
+    async def api_pending(self, request: Request, who: str) -> Response:
+        return JSONResponse({"pending": [approvals.as_json(w) for w in approvals.waiting(self.gw)]})
+
+    # -- activity ----------------------------------------------------------------------------
+
+    def _filters(self, request: Request) -> activity.Filters:
+        q = request.query_params
+        return activity.Filters(
+            principal=q.get("principal", "")[:200],
+            agent=q.get("agent", "")[:200],
+            tool=q.get("tool", "")[:200],
+            outcome=q.get("outcome", "")[:40],
+            since=self._moment(q.get("since", "")),
+            until=self._moment(q.get("until", "")),
+        )
+
+    def _moment(self, text: str) -> float | None:
+        if not text:
+            return None
+        try:
+            parsed = datetime.fromisoformat(text[:40])
+        except ValueError:
+            return None
+        if parsed.tzinfo is None:
+            parsed = parsed.replace(tzinfo=self.console.zone)
+        return parsed.timestamp()
+
+    async def activity(self, request: Request, who: str) -> Response:
+        filters = self._filters(request)
+        before = request.query_params.get("before", "")
+        page = activity.read_page(
+            self.settings.audit_path, filters, before=int(before) if before.isdigit() else None
+        )
+        query = {k: v for k, v in request.query_params.items() if k != "before" and v}
+        return self.console.render(
+            request,
+            "activity.html",
+            page="activity",
+            rows=page.rows,
+            older=page.older,
+            query=query,
+            filters=filters,
+            outcomes=OUTCOMES,
+            logging=self.settings.audit.enabled,
+            path=str(self.settings.audit_path),
+        )
+
+    async def activity_row(self, request: Request, who: str) -> Response:
+        found = activity.read_row(self.settings.audit_path, int(request.path_params["offset"]))
+        if found is None:
+            return self.console.render(
+                request, "missing.html", 404, page="activity", what="No audit line starts there."
+            )
+        row, related = found
+        params = row.record.get("params")
+        return self.console.render(
+            request,
+            "activity_row.html",
+            page="activity",
+            row=row,
+            related=related,
+            params=json.dumps(params, indent=2, ensure_ascii=False) if params is not None else "",
+        )
+
+    async def export(self, request: Request, who: str) -> Response:
+        return StreamingResponse(
+            activity.export(self.settings.audit_path, self._filters(request)),
+            media_type="application/x-ndjson",
+            headers={"Content-Disposition": 'attachment; filename="audit.jsonl"'},
+        )
+
+    async def api_activity(self, request: Request, who: str) -> Response:
+        before = request.query_params.get("before", "")
+        page = activity.read_page(
+            self.settings.audit_path, self._filters(request), before=int(before) if before.isdigit() else None
+        )
+        rows = [{"id": r.offset, "status": r.status, **r.record} for r in page.rows]
+        return JSONResponse({"rows": rows, "older": page.older})
+
+    # -- discovery -----------------------------------------------------------------------------
+
+    async def discovery(self, request: Request, who: str) -> Response:
+        q = request.query_params
+        known = catalog.principals(self.settings)
+        chosen = q.get("principal", self.settings.principal)
+        principal = next((p for p in known if p.id == chosen), principal_from(self.settings))
+        categories = [c for c in q.getlist("category") if c][:20]
+        actions = [a for a in q.getlist("action") if a][:20]
+        query = q.get("query", "")[:4096]
+        result = None
+        if query or categories or actions:
+            result = playground.run(self.gw, principal, query=query, categories=categories, actions=actions)
+        visible = overview(self.gw.visible(principal))
+        return self.console.render(
+            request,
+            "discovery.html",
+            page="discovery",
+            principals=known,
+            principal=principal,
+            query=query,
+            categories=categories,
+            actions=actions,
+            overview=visible,
+            result=result,
+            traffic=playground.traffic(self.gw),
+        )
+
+    # -- catalog -------------------------------------------------------------------------------
+
+    async def catalog(self, request: Request, who: str) -> Response:
+        category = request.query_params.get("category", "")[:100]
+        action = request.query_params.get("action", "")[:40]
+        listed = catalog.tools(self.gw, category=category, action=action)
+        return self.console.render(
+            request,
+            "catalog.html",
+            page="catalog",
+            overview=overview(tuple(self.gw.catalog)),
+            category=category,
+            action=action,
+            tools=listed[:500],
+            more=max(0, len(listed) - 500),
+            sources=catalog.sources(self.gw),
+            servers=catalog.servers(self.gw, self.settings),
+            accepted=request.query_params.get("accepted", ""),
+        )
+
+    async def tool(self, request: Request, who: str) -> Response:
+        d = self.gw.catalog.get(request.path_params["name"])
+        if d is None:
+            return self.console.render(
+                request, "missing.html", 404, page="catalog", what="No tool by that name."
+            )
+        return self.console.render(
+            request, "tool.html", page="catalog", tool=catalog.tool_view(self.gw, self.settings, d)
+        )
+
+    async def accept(self, request: Request, who: str) -> Response:
+        form = await request.form()
+        tool = str(form.get("tool", "")) or None
+        server = request.path_params["server"]
+        try:
+            done = catalog.accept(self.gw, server, tool)
+        except (OSError, UserError) as exc:
+            return JSONResponse({"error": "failed", "message": str(exc)}, status_code=500)
+        root = request.scope.get("root_path", "")
+        return RedirectResponse(f"{root}/catalog?accepted={'1' if done else '0'}", status_code=303)

@@ -1,0 +1,132 @@
+"""The discovery playground: the page a model would get for a request, each score split into its parts.
+
+It runs the same ranking as `discover_tools` for the chosen principal (their visible tools, their
+index, the learned votes) but records nothing: a search made here teaches the gateway nothing and
+never shows up in what the traffic says.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from .. import discovery
+from ..context import Principal
+from ..engine import Gateway
+from ..errors import ToolInputError
+
+
+@dataclass(frozen=True)
+class Scored:
+    rank: int
+    name: str
+    category: str
+    action: str
+    summary: str
+    flags: tuple[str, ...]
+    name_match: str  # "exact", "prefix" or ""
+    lexical: float  # BM25F over the query's words
+    semantic: float | None  # cosine similarity of the embeddings (None: no semantic layer)
+    rank_weight: float
+    learned: float  # the vote of earlier sessions' requests, in (0, 1]
+
+
+@dataclass
+class Result:
+    tools: list[Scored] = field(default_factory=list)
+    total: int = 0
+    error: str = ""
+    message: str = ""
+    suggestions: dict[str, Any] = field(default_factory=dict)
+    semantic: bool = False
+    learning: bool = False
+
+
+def run(
+    gw: Gateway,
+    principal: Principal,
+    *,
+    query: str,
+    categories: Collection[str] = (),
+    actions: Collection[str] = (),
+    limit: int = 10,
+) -> Result:
+    """The ranked page for a request, as `discover_tools` would answer `principal`."""
+    visible = gw.visible(principal)
+    index = gw.index(principal)
+    usage = gw.usage
+    query = query.strip()
+    cats, acts = list(categories) or None, list(actions) or None
+    learned: Mapping[str, float] = {}
+    if usage is not None and query:
+        learned = usage.votes(visible, query, categories=cats, actions=acts)
+    result = Result(semantic=index.semantic, learning=usage is not None)
+    if not query and not cats and not acts:
+        result.error = "Give a query, a category or an action."
+        return result
+    try:
+        out = discovery.discover(
+            visible,
+            index,
+            query=query,
+            categories=cats,
+            actions=acts,
+            limit=limit,
+            votes=(lambda q, c, a: learned) if learned else None,
+        )
+    except ToolInputError as exc:
+        result.error = exc.message
+        return result
+    result.total = int(out.get("total", 0))
+    result.message = str(out.get("message", ""))
+    result.suggestions = dict(out.get("suggestions", {}))
+    names = [t["name"] for t in out.get("tools", [])]
+    parts = index.explain(query, names) if query else {}
+    key = query.lower()
+    for rank, hit in enumerate(out.get("tools", []), start=1):
+        name = hit["name"]
+        d = gw.catalog.get(name)
+        lexical, semantic = parts.get(name, (0.0, None))
+        result.tools.append(
+            Scored(
+                rank=rank,
+                name=name,
+                category=hit["category"],
+                action=hit["action"],
+                summary=hit["summary"],
+                flags=tuple(hit["flags"]),
+                name_match="exact" if name == key else "prefix" if key and name.startswith(key) else "",
+                lexical=round(lexical, 4),
+                semantic=None if semantic is None else round(semantic, 4),
+                rank_weight=d.rank_weight if d is not None else 1.0,
+                learned=round(learned.get(name, 0.0), 4),
+            )
+        )
+    return result
+
+
+@dataclass
+class Traffic:
+    found_nothing: list[dict[str, Any]] = field(default_factory=list)
+    never_followed: list[dict[str, Any]] = field(default_factory=list)
+    never_found: list[str] = field(default_factory=list)
+    never_found_count: int = 0
+    learning: bool = False
+
+
+def traffic(gw: Gateway, *, top: int = 20) -> Traffic:
+    """What the usage store says: queries that found nothing, that no call followed, tools never found."""
+    usage = gw.usage
+    if usage is None:
+        return Traffic()
+    stats = usage.stats(top)
+    found = {tool for entry in usage.store.export() for tool in entry["tools"]}
+    never = [d.name for d in gw.catalog if d.name not in found]
+    return Traffic(
+        found_nothing=list(stats.get("found_nothing", [])),
+        never_followed=list(stats.get("never_followed", [])),
+        never_found=never[:200],
+        never_found_count=len(never),
+        learning=True,
+    )

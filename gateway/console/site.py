@@ -1,0 +1,59 @@
+"""What every console page shares: the gateway, who may sign in, the sessions, and the templates."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from jinja2 import Environment, PackageLoader, select_autoescape
+from starlette.requests import Request
+from starlette.responses import HTMLResponse
+
+from ..config import Settings
+from ..engine import Gateway
+from .auth import SESSION_COOKIE, AdminTokens, Session, Sessions, session_key
+
+
+class Console:
+    """Who is asking, and the checks every route makes before a page does its work."""
+
+    def __init__(self, gw: Gateway, settings: Settings, environ: Mapping[str, str]) -> None:
+        self.gw = gw
+        self.settings = settings
+        self.tokens = AdminTokens.from_settings(settings, environ)
+        self.sessions = Sessions(session_key(settings, self.tokens))
+        self.env = Environment(
+            loader=PackageLoader("gateway.console", "templates"),
+            autoescape=select_autoescape(default=True, default_for_string=True),
+        )
+        self.env.filters["when"] = self.when
+        self.zone = ZoneInfo(settings.timezone)
+
+    def when(self, moment: Any) -> str:
+        if not isinstance(moment, (int, float)):
+            return ""
+        return datetime.fromtimestamp(moment, self.zone).strftime("%Y-%m-%d %H:%M:%S")
+
+    def admin(self, request: Request) -> tuple[str, Session | None] | None:
+        """(who, their browser session or None for a bearer token), or None: no admin asks."""
+        header = request.headers.get("authorization", "")
+        if header[:7].lower() == "bearer ":
+            who = self.tokens.who(header[7:].strip())
+            return (who, None) if who is not None else None
+        session = self.sessions.read(request.cookies.get(SESSION_COOKIE))
+        if session is None or not self.tokens:
+            return None
+        return session.who, session
+
+    def render(self, request: Request, template: str, status: int = 200, **values: Any) -> HTMLResponse:
+        found = self.admin(request)
+        session = found[1] if found else None
+        page = self.env.get_template(template).render(
+            root=request.scope.get("root_path", ""),
+            who=found[0] if found else None,
+            csrf=self.sessions.csrf(session) if session else "",
+            **values,
+        )
+        return HTMLResponse(page, status_code=status)
