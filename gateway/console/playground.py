@@ -92,10 +92,13 @@ def run(
             Scored(
                 rank=rank,
                 name=name,
-                category=hit["category"],
-                action=hit["action"],
+                # A page entry names its category and action only when the name does not say them.
+                category=d.category if d is not None else str(hit.get("category", "")),
+                action=d.action if d is not None else str(hit.get("action", "")),
                 summary=hit["summary"],
-                flags=tuple(hit["flags"]),
+                flags=tuple(d.flags)
+                if d is not None
+                else (("destructive",) if hit.get("destructive") else ()),
                 name_match="exact" if name == key else "prefix" if key and name.startswith(key) else "",
                 lexical=round(lexical, 4),
                 semantic=None if semantic is None else round(semantic, 4),
