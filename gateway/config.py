@@ -129,6 +129,21 @@ class AuditSettings(_Section):
     fsync: bool = False
 
 
+class ConsoleSettings(_Section):
+    """The operator's side of an HTTP server (the console, /metrics): the admin token, by digest or variable."""
+
+    admin_token_sha256: str | None = Field(None, pattern=r"^[0-9a-f]{64}$")
+    admin_token_env: str | None = None  # at most one of the two
+
+
+class TelemetrySettings(_Section):
+    """Traces and metrics, with the `otel` extra (docs/observability.md)."""
+
+    otlp_endpoint: str | None = Field(None, pattern=r"^https?://")  # OTLP/HTTP, e.g. http://otel:4318
+    service_name: str = APP_NAME
+    metrics_open: bool = False  # /metrics answers without the admin token
+
+
 class UsageSettings(_Section):
     """Learning from use: which tools sessions ran after their searches (docs/discovery.md)."""
 
@@ -226,6 +241,8 @@ class Settings(_Section):
     audit: AuditSettings = AuditSettings()
     serve: ServeSettings = ServeSettings()
     usage: UsageSettings = UsageSettings()
+    console: ConsoleSettings = ConsoleSettings()
+    telemetry: TelemetrySettings = TelemetrySettings()
     google: GoogleSettings = GoogleSettings()
     google_apis: GoogleApisSettings = GoogleApisSettings()
     openapi: list[OpenApiSettings] = []
@@ -276,6 +293,7 @@ ENVIRONMENT: Mapping[str, str] = {
     "GATEWAY_SERVE_TRANSPORT": "serve.transport",
     "GATEWAY_SERVE_HOST": "serve.host",
     "GATEWAY_SERVE_PORT": "serve.port",
+    "GATEWAY_OTLP_ENDPOINT": "telemetry.otlp_endpoint",
     "GATEWAY_GOOGLE_CREDENTIALS": "google.credentials",
     "GATEWAY_GOOGLE_CLIENT_SECRETS": "google.client_secrets",
     "GATEWAY_GOOGLE_TOKEN_FILE": "google.token_file",
