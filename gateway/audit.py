@@ -3,22 +3,31 @@
 Each record is a single `os.write` to a file opened with O_APPEND, so a process killed
 mid-run leaves whole lines behind, never a torn one, and concurrent writers interleave
 by line.
+
+A tool that is not read-only gets an `attempt` record just before its handler runs, flushed to
+disk (fsync) whatever `[audit] fsync` says, so every call that may have changed something has a
+record even when the process dies before its outcome line. An attempt with no later outcome for
+its call id was interrupted (`interrupted`, `pair_attempts`).
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 import threading
 import time
-from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from .config import path_problem
 from .errors import UserError
+
+log = logging.getLogger("gateway")
 
 Outcome = Literal[
     "unknown",
@@ -32,7 +41,10 @@ Outcome = Literal[
     "failed",
     "approved_by_host",  # a host approved or declined a pending call (`decided_by` says who)
     "denied_by_host",
+    "attempt",  # written before a tool that is not read-only runs (see JsonlAuditLog)
 ]
+
+ATTEMPT: Outcome = "attempt"
 
 Redactor = Callable[[str, Mapping[str, Any]], Mapping[str, Any]]
 """(tool name, parameters) -> the parameters as they may be written to the log."""
@@ -110,11 +122,16 @@ class JsonlAuditLog:
             del data["decided_by"]
         line = json.dumps(data, ensure_ascii=False, default=str, separators=(",", ":")) + "\n"
         os.write(self._fd, line.encode())
-        if self._fsync:
-            os.fsync(self._fd)
+        # An attempt is on disk before the tool runs, so a crash (even of the machine) that keeps the
+        # tool's effect keeps the record of it too; outcomes are flushed only when configured.
+        if self._fsync or record.outcome == ATTEMPT:
+            _sync(self._fd)
 
     def close(self) -> None:
         os.close(self._fd)
+
+
+_sync = getattr(os, "fdatasync", os.fsync)  # the data and the file's length; macOS has only fsync
 
 
 class MemoryAuditLog:
@@ -167,3 +184,65 @@ class Auditor:
                 decided_by=decided_by,
             )
         )
+
+
+# -- reading the log back -------------------------------------------------------------------
+
+_FIELDS = frozenset(f.name for f in fields(AuditRecord))
+
+
+def read_audit_log(path: Path | str) -> Iterator[AuditRecord]:
+    """The records of a JSONL audit log, oldest first.
+
+    A line that is not a record (a hand edit, the zeros a power loss can leave at the end of a
+    file) is skipped with a warning naming its line number; the lines around it are still read.
+    """
+    with Path(path).open("rb") as lines:
+        for number, raw in enumerate(lines, 1):
+            if not raw.strip(b"\0 \t\r\n"):
+                continue
+            try:
+                data = json.loads(raw)
+                yield AuditRecord(**{k: v for k, v in data.items() if k in _FIELDS})
+            except (ValueError, TypeError, AttributeError):
+                log.warning("audit log %s: line %d is not a record; skipped", path, number)
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """A call of a tool that is not read-only: its attempt record and, once written, its outcome."""
+
+    attempt: AuditRecord
+    outcome: AuditRecord | None
+
+    @property
+    def interrupted(self) -> bool:
+        """No outcome was written: the process stopped (or has not yet finished) while the tool ran."""
+        return self.outcome is None
+
+
+def pair_attempts(records: Iterable[AuditRecord]) -> Iterator[Attempt]:
+    """Each attempt in `records` (oldest first) with the outcome that followed it for the same call.
+
+    Pairs come out as their outcome is read; attempts left without one come last, oldest first,
+    as interrupted. A call that is still running has no outcome yet either: read a live log's
+    newest attempts with that in mind. Memory holds only the attempts not yet paired.
+    """
+    open_: dict[tuple[str, str], deque[tuple[int, AuditRecord]]] = {}
+    for number, record in enumerate(records):
+        key = (record.call_id, record.tool)
+        if record.outcome == ATTEMPT:
+            open_.setdefault(key, deque()).append((number, record))
+            continue
+        waiting = open_.get(key)
+        if waiting:
+            yield Attempt(waiting.popleft()[1], record)
+            if not waiting:
+                del open_[key]
+    for _, record in sorted((item for waiting in open_.values() for item in waiting), key=lambda i: i[0]):
+        yield Attempt(record, None)
+
+
+def interrupted(records: Iterable[AuditRecord]) -> list[AuditRecord]:
+    """The attempts in `records` that no outcome line followed, oldest first."""
+    return [pair.attempt for pair in pair_attempts(records) if pair.interrupted]

@@ -144,6 +144,14 @@ class AuditSettings(_Section):
     fsync: bool = False
 
 
+class TelemetrySettings(_Section):
+    """Traces and metrics, with the `otel` extra (docs/observability.md)."""
+
+    otlp_endpoint: str | None = Field(None, pattern=r"^https?://")  # OTLP/HTTP, e.g. http://otel:4318
+    service_name: str = APP_NAME
+    metrics_open: bool = False  # /metrics answers without the admin token
+
+
 class UsageSettings(_Section):
     """Learning from use: which tools sessions ran after their searches (docs/discovery.md)."""
 
@@ -242,6 +250,7 @@ class Settings(_Section):
     serve: ServeSettings = ServeSettings()
     console: ConsoleSettings = ConsoleSettings()
     usage: UsageSettings = UsageSettings()
+    telemetry: TelemetrySettings = TelemetrySettings()
     google: GoogleSettings = GoogleSettings()
     google_apis: GoogleApisSettings = GoogleApisSettings()
     openapi: list[OpenApiSettings] = []
@@ -294,6 +303,7 @@ ENVIRONMENT: Mapping[str, str] = {
     "GATEWAY_SERVE_PORT": "serve.port",
     "GATEWAY_CONSOLE_HOST": "console.host",
     "GATEWAY_CONSOLE_PORT": "console.port",
+    "GATEWAY_OTLP_ENDPOINT": "telemetry.otlp_endpoint",
     "GATEWAY_GOOGLE_CREDENTIALS": "google.credentials",
     "GATEWAY_GOOGLE_CLIENT_SECRETS": "google.client_secrets",
     "GATEWAY_GOOGLE_TOKEN_FILE": "google.token_file",

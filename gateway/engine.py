@@ -1,6 +1,8 @@
 """The gateway: one chokepoint where every call is resolved, validated, checked, confirmed, run and audited.
 
 resolve (policy) -> parse -> validate -> permission -> confirm -> run -> result
+
+Longer than 400 lines because every step of a call, with its audit and telemetry, reads here in order.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from .rendering import (
     unknown_meta_tool,
 )
 from .search import SearchIndex
+from .telemetry import Observation, Telemetry
 from .usage import NO_SESSION, Usage
 
 log = logging.getLogger("gateway")
@@ -83,6 +86,7 @@ class Gateway:
         search_cache_dir: where the search index of a large catalog is cached (None: the user's
             cache directory; False: never cached). See `SearchIndex.load_or_build`.
         usage: learning from use: what sessions searched for and then ran (None: no learning).
+        telemetry: where each call is reported, for traces and metrics (None: nowhere).
     """
 
     def __init__(
@@ -98,6 +102,7 @@ class Gateway:
         max_parameter_bytes: int = MAX_PARAMETER_BYTES,
         search_cache_dir: str | os.PathLike[str] | Literal[False] | None = None,
         usage: Usage | None = None,
+        telemetry: Telemetry | None = None,
     ) -> None:
         self.catalog = catalog
         self.resources: Mapping[type, object] = dict(resources or {})
@@ -108,6 +113,7 @@ class Gateway:
         self.max_parameter_bytes = max_parameter_bytes
         self.search_cache_dir = search_cache_dir
         self.usage = usage
+        self.telemetry = telemetry or Telemetry()
         self.meta = build_meta_catalog(self)
         self._index: tuple[int, SearchIndex] | None = None
         self._visible: dict[tuple[int, Principal], tuple[ToolDefinition, ...]] = {}
@@ -247,6 +253,14 @@ class Gateway:
     async def call(self, tool_name: str, arguments: Any, context: ToolContext | None = None) -> ToolResult:
         """Run a model's call of a meta-tool (discover_tools, get_tool_schema, invoke_tool)."""
         ctx = self._context(context)
+        known = isinstance(tool_name, str) and tool_name in self.meta.by_name
+        with self.telemetry.observe("meta", tool_name if known else "?", ctx) as seen:
+            result = await self._call(tool_name, arguments, ctx)
+            seen.outcome = result.status if known else "unknown"
+            seen.error_code = result.error.code if result.error else None
+        return result
+
+    async def _call(self, tool_name: str, arguments: Any, ctx: ToolContext) -> ToolResult:
         start = time.perf_counter()
         d = self.meta.get(tool_name) if isinstance(tool_name, str) else None
         try:
@@ -272,11 +286,18 @@ class Gateway:
     ) -> ToolResult:
         """Invoke a catalog tool through validation, policy, confirmation and audit."""
         ctx = self._context(context)
+        with self.telemetry.observe("invoke", safe_text(tool_name, 80), ctx) as seen:
+            return await self._invoke(tool_name, parameters, confirmation, ctx, seen)
+
+    async def _invoke(
+        self, tool_name: str, parameters: Any, confirmation: str | None, ctx: ToolContext, seen: Observation
+    ) -> ToolResult:
         start = time.perf_counter()
         name = safe_text(tool_name, 80)
         audited: Mapping[str, Any] | None = None
 
         def audit(outcome: Outcome, code: str | None = None) -> None:
+            seen.outcome, seen.error_code = outcome, code
             self.auditor.log(
                 principal=ctx.principal.id,
                 session=ctx.session_id,
@@ -311,6 +332,8 @@ class Gateway:
                 raise _CallError(info, "declined" if decision.code == "declined" else "refused")
             if isinstance(decision, Proceed) and decision.approved:
                 audit("approved")
+            if not d.read_only:  # on disk before the tool runs: its effect is never unrecorded
+                audit("attempt")
             output = await self._run(d, params, ctx)
         except _CallError as exc:
             audit(exc.outcome, exc.info.code)

@@ -17,6 +17,7 @@ from .context import Principal
 from .engine import Gateway
 from .policy import Policy, Rule
 from .stores import close_store, open_store
+from .telemetry.setup import open_telemetry
 from .toolset import ProviderOptions, load_provider
 from .usage import Limits, RedisUsageStore, SqliteUsageStore, Usage, UsageStore
 
@@ -76,8 +77,12 @@ def open_gateway(
     *,
     approver: Approver | None = None,
     clock: Callable[[], datetime] | None = None,
+    prometheus: bool = False,
 ) -> Iterator[Gateway]:
-    """A Gateway over the configured catalogs; resources are closed on exit."""
+    """A Gateway over the configured catalogs; resources are closed on exit.
+
+    `prometheus`: keep metrics for a scrape (`gateway serve --transport http` serves them at /metrics).
+    """
     catalog = Catalog()
     policy = policy_from(settings)
     options = ProviderOptions(
@@ -134,7 +139,19 @@ def open_gateway(
         usage = open_usage(settings)
         if usage is not None:
             closers.append(usage.close)
-        yield Gateway(catalog, resources=resources, policy=policy, gate=gate, audit=audit, usage=usage)
+        telemetry = open_telemetry(
+            settings.telemetry, pending=lambda: len(gate.pending()), prometheus=prometheus
+        )
+        closers.append(telemetry.close)  # closed first: its last export still counts pending approvals
+        yield Gateway(
+            catalog,
+            resources=resources,
+            policy=policy,
+            gate=gate,
+            audit=audit,
+            usage=usage,
+            telemetry=telemetry,
+        )
     finally:
         for close in reversed(closers):
             with suppress(Exception):

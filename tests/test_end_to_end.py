@@ -74,12 +74,16 @@ def test_an_agent_shaped_session_creates_and_deletes_an_event(gw: Gateway, tmp_p
     assert json.loads(render(gone))["error"]["code"] == "not_found"
 
     outcomes = [json.loads(line)["outcome"] for line in (tmp_path / "audit.jsonl").read_text().splitlines()]
+    # An attempt precedes each run of a tool that changes something, even one its handler refuses.
     assert outcomes == [
+        "attempt",
         "invalid",
+        "attempt",
         "executed",
         "pending_confirmation",
         "executed",
         "approved",
+        "attempt",
         "executed",
         "failed",
     ]

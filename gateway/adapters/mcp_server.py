@@ -45,6 +45,7 @@ from mcp.server.auth.settings import AuthSettings
 from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from mcp.server.stdio import stdio_server
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from starlette.routing import Route
 
 from ..config import APP_NAME, Settings, default_data_dir
 from ..context import PendingConfirmation, Principal, ToolContext, ToolResult
@@ -54,6 +55,7 @@ from ..rendering import safe_text
 from ..runtime import open_gateway, principal_from
 from ..stores import resolve_auto_store
 from . import mcp
+from .admin import metrics_route
 
 log = logging.getLogger("gateway.mcp")
 
@@ -301,16 +303,15 @@ def serve(
     """
     transport = transport or settings.serve.transport
     settings = resolve_auto_store(settings, shared=True)
-    digests = (
-        token_digests(settings, os.environ if environ is None else environ) if transport == "http" else {}
-    )
+    environ = os.environ if environ is None else environ
+    digests = token_digests(settings, environ) if transport == "http" else {}
     if transport == "http" and threading.current_thread() is threading.main_thread():
         # uvicorn handles SIGINT/SIGTERM while serving (a graceful stop) and raises them again once
         # stopped. Either way they end up here and exit cleanly: the store and audit log get closed.
         for sig in (signal.SIGINT, signal.SIGTERM):
             signal.signal(sig, _exit)
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="gateway: %(levelname)s %(message)s")
-    with open_gateway(settings) as gw:
+    with open_gateway(settings, prometheus=transport == "http") as gw:
         gw.index()  # build the search index now, not in the first client's discover_tools call
         server = build_server(gw, settings, transport=transport)
         if transport == "stdio":
@@ -319,7 +320,8 @@ def serve(
             anyio.run(_serve_stdio, server)
         else:
             app = console(gw) if console is not None else None
-            run = functools.partial(_serve_http, console=app)
+            routes = [metrics_route(gw.telemetry, settings, environ)]
+            run = functools.partial(_serve_http, console=app, routes=routes)
             anyio.run(run, server, settings, host or settings.serve.host, port, digests)
     return 0
 
@@ -356,6 +358,7 @@ async def _serve_http(
     digests: dict[str, str],
     *,
     console: Any = None,
+    routes: list[Route] | None = None,
 ) -> None:
     import uvicorn
     from starlette.routing import Mount
@@ -379,6 +382,7 @@ async def _serve_http(
         host=host,
         auth=auth,
         token_verifier=TokenVerifier(digests) if digests else None,
+        custom_starlette_routes=routes or [],
     )
     if console is not None:  # the operator console, on the same port (docs/console.md)
         app.router.routes.append(Mount("/console", app=console))

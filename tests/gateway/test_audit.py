@@ -41,6 +41,7 @@ def test_every_outcome_is_recorded_with_time_principal_tool_and_error_code(calls
         ("notes_delete", "pending_confirmation", None),
         ("notes_delete", "refused", "confirmation_invalid"),
         ("notes_delete", "approved", None),
+        ("notes_delete", "attempt", None),
         ("notes_delete", "executed", None),
         ("files_boom", "failed", "internal"),
     ]

@@ -65,6 +65,7 @@ def test_meta_tools_and_elicitation_over_http(tmp_path: Path) -> None:
     assert audit_outcomes(tmp_path, "notes_delete") == [
         "pending_confirmation",
         "approved",
+        "attempt",
         "executed",
         "pending_confirmation",
         "declined",
@@ -218,7 +219,7 @@ def test_a_second_round_on_another_replica_completes_the_elicitation(
     ):
         anyio.run(scenario, a.url, b.url)
     assert audit_outcomes(tmp_path / "a") == ["pending_confirmation"]
-    assert audit_outcomes(tmp_path / "b") == ["approved", "executed"]
+    assert audit_outcomes(tmp_path / "b") == ["approved", "attempt", "executed"]
 
 
 def test_a_call_approved_by_the_host_runs_once_on_any_replica(tmp_path: Path, shared_store: str) -> None:
@@ -243,7 +244,7 @@ def test_a_call_approved_by_the_host_runs_once_on_any_replica(tmp_path: Path, sh
         http_server(_replica_config(tmp_path, "b", shared_store), env=REPLICA_ENV) as b,
     ):
         anyio.run(scenario, a.url, b.url)
-    assert audit_outcomes(tmp_path / "b") == ["approved", "executed"]
+    assert audit_outcomes(tmp_path / "b") == ["approved", "attempt", "executed"]
 
 
 def test_replicas_with_in_process_stores_do_not_share_confirmations(tmp_path: Path) -> None:
@@ -324,6 +325,7 @@ def test_a_served_gateway_is_approvable_from_a_second_terminal_with_no_configura
     assert audit_outcomes(data, "tasks_delete_task") == [
         "pending_confirmation",
         "approved",
+        "attempt",
         "executed",
         "refused",
     ]

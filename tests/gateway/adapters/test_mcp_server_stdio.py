@@ -64,7 +64,8 @@ def test_discover_schema_and_invoke_answer_with_text_and_structured_content(tmp_
             assert wrong.is_error and text_of(wrong)["error"]["did_you_mean"][0] == "notes_create"
 
     anyio.run(scenario)
-    assert audit_outcomes(tmp_path) == ["executed", "executed", "unknown"]
+    # notes_create changes something: its attempt is on record before it runs; notes_search reads only.
+    assert audit_outcomes(tmp_path) == ["attempt", "executed", "executed", "unknown"]
 
 
 def test_a_destructive_call_runs_once_the_human_approves_the_elicitation(tmp_path: Path) -> None:
@@ -77,7 +78,7 @@ def test_a_destructive_call_runs_once_the_human_approves_the_elicitation(tmp_pat
 
     anyio.run(scenario)
     assert human.asked == ['Approve this action? Delete a note for good [notes_delete] with note_id="n1"']
-    assert audit_outcomes(tmp_path) == ["pending_confirmation", "approved", "executed"]
+    assert audit_outcomes(tmp_path) == ["pending_confirmation", "approved", "attempt", "executed"]
 
 
 def test_a_declined_elicitation_never_runs_the_tool(tmp_path: Path) -> None:
@@ -110,6 +111,7 @@ def test_a_handshake_era_client_is_asked_with_an_elicitation_request(tmp_path: P
     assert audit_outcomes(tmp_path) == [
         "pending_confirmation",
         "approved",
+        "attempt",
         "executed",
         "pending_confirmation",
         "declined",
@@ -142,7 +144,7 @@ def test_without_elicitation_model_mode_lets_the_model_confirm(tmp_path: Path) -
             assert done.structured_content == {"deleted": "n1", "by": "local"}
 
     anyio.run(scenario)
-    assert audit_outcomes(tmp_path) == ["pending_confirmation", "approved", "executed"]
+    assert audit_outcomes(tmp_path) == ["pending_confirmation", "approved", "attempt", "executed"]
 
 
 def test_deny_mode_refuses_without_asking(tmp_path: Path) -> None:

@@ -111,6 +111,7 @@ def test_client_tool_search_loads_namespaced_tools_and_the_loaded_tool_runs_thro
     assert [r.outcome for r in audit.records if r.tool == "notes_delete"] == [
         "pending_confirmation",
         "approved",
+        "attempt",
         "executed",
     ]
 
