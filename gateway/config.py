@@ -11,273 +11,57 @@ import re
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from typing import Any
 
-import platformdirs
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    SecretStr,
-    ValidationError,
-    field_validator,
-    model_validator,
-)
+from pydantic import ValidationError
 
 from .errors import ConfigError
+from .settings import (
+    APP_NAME,
+    AuditSettings,
+    ConfirmationSettings,
+    ConsoleSettings,
+    GoogleApisSettings,
+    GoogleSettings,
+    OpenApiAuthSettings,
+    OpenApiSettings,
+    PolicySettings,
+    PrincipalSettings,
+    RuleSettings,
+    ServeSettings,
+    Settings,
+    TelemetrySettings,
+    TokenSettings,
+    UsageSettings,
+    default_config_path,
+    default_data_dir,
+    path_problem,
+)
 
-APP_NAME = "metatool-gateway"
-
-
-def default_config_path() -> Path:
-    return platformdirs.user_config_path(APP_NAME) / "config.toml"
-
-
-def default_data_dir() -> Path:
-    return platformdirs.user_data_path(APP_NAME)
-
-
-def path_problem(path: Path, exc: OSError) -> str:
-    """Why `path` cannot be used, in words: the part of it that is a file, or the system's reason."""
-    for part in reversed((path, *path.parents)):
-        if part.exists() and not part.is_dir() and part != path:
-            return f"{part} is a file, not a directory"
-    return exc.strerror or type(exc).__name__
-
-
-class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class RuleSettings(_Section):
-    effect: Literal["allow", "deny"]
-    names: list[str] = []
-    categories: list[str] = []
-    actions: list[str] = []
-    roles: list[str] = []
-
-
-class PolicySettings(_Section):
-    default: Literal["allow", "deny"] = "allow"
-    rules: list[RuleSettings] = []
-
-
-class PrincipalSettings(_Section):
-    roles: list[str] = []
-
-
-class ConfirmationSettings(_Section):
-    mode: Literal["host", "model", "deny"] = "host"
-    ttl_seconds: float = Field(300.0, gt=0)
-    # Where pending confirmations live: one process (memory), processes on one machine (sqlite),
-    # several machines (redis). Processes sharing a store must share `secret` too. "auto": a served
-    # gateway and `gateway pending/approve/deny` share a SQLite store in the data directory, with a
-    # secret generated there; every other command keeps its confirmations in memory.
-    store: Literal["auto", "memory", "sqlite", "redis"] = "auto"
-    path: Path | None = None
-    redis_url: str = "redis://127.0.0.1:6379/0"
-    secret: SecretStr | None = None
-
-    @field_validator("secret")
-    @classmethod
-    def _long_enough(cls, value: SecretStr | None) -> SecretStr | None:
-        if value is not None and len(value.get_secret_value()) < 32:
-            raise ValueError(
-                "too short: a secret needs 32 characters or more, e.g. the output of "
-                "python -c 'import secrets; print(secrets.token_hex(32))'"
-            )
-        return value
-
-    @model_validator(mode="after")
-    def _shared_store_has_a_shared_secret(self) -> ConfirmationSettings:
-        if self.store in ("sqlite", "redis") and self.secret is None:
-            raise ValueError(
-                f"store {self.store!r} is shared between processes, so they need the same secret: "
-                "set GATEWAY_CONFIRMATION_SECRET (32 characters or more) in each"
-            )
-        return self
-
-
-class TokenSettings(_Section):
-    """A bearer token of `gateway serve` over HTTP, mapped to a principal (its roles: [principals])."""
-
-    principal: str
-    sha256: str | None = Field(None, pattern=r"^[0-9a-f]{64}$")
-    env: str | None = None
-
-    @model_validator(mode="after")
-    def _one_source(self) -> TokenSettings:
-        if (self.sha256 is None) == (self.env is None):
-            raise ValueError(
-                "give exactly one of sha256 (the token's hex digest) or env (a variable holding it)"
-            )
-        return self
-
-
-class ServeSettings(_Section):
-    transport: Literal["stdio", "http"] = "stdio"
-    host: str = "127.0.0.1"
-    port: int = Field(8765, ge=0, le=65535)
-    path: str = Field("/mcp", pattern=r"^/")
-    tokens: list[TokenSettings] = []
-
-
-class ConsoleSettings(_Section):
-    """The operator console (docs/console.md); principals with the `admin` role in [[serve.tokens]] are admins too."""
-
-    admin_token_sha256: str | None = Field(None, pattern=r"^[0-9a-f]{64}$")
-    admin_token_env: str | None = None  # or a variable holding the token
-    host: str = "127.0.0.1"
-    port: int = Field(8766, ge=0, le=65535)
-
-    @model_validator(mode="after")
-    def _at_most_one_source(self) -> ConsoleSettings:
-        if self.admin_token_sha256 is not None and self.admin_token_env is not None:
-            raise ValueError("give admin_token_sha256 (the token's digest) or admin_token_env, not both")
-        return self
-
-
-class AuditSettings(_Section):
-    enabled: bool = True
-    path: Path | None = None
-    fsync: bool = False
-
-
-class TelemetrySettings(_Section):
-    """Traces and metrics, with the `otel` extra (docs/observability.md)."""
-
-    otlp_endpoint: str | None = Field(None, pattern=r"^https?://")  # OTLP/HTTP, e.g. http://otel:4318
-    service_name: str = APP_NAME
-    metrics_open: bool = False  # /metrics answers without the admin token
-
-
-class UsageSettings(_Section):
-    """Learning from use: which tools sessions ran after their searches (docs/discovery.md)."""
-
-    enabled: bool = True
-    # Where pairs live: sqlite (a file in the data directory), memory (this process), redis (replicas).
-    store: Literal["sqlite", "memory", "redis"] = "sqlite"
-    path: Path | None = None  # default: <data_dir>/usage.sqlite3
-    redis_url: str = "redis://127.0.0.1:6379/0"
-    max_queries_per_tool: int = Field(100, ge=1)
-    max_count_per_principal: int = Field(3, ge=1)  # one principal repeating a pair counts at most this
-    max_pairs_per_principal_per_day: int = Field(500, ge=1)
-    half_life_days: float = Field(30.0, gt=0)
-    retention_days: float = Field(180.0, gt=0)
-
-
-class GoogleSettings(_Section):
-    """The Google backend (`backend = "google"`): how to authenticate and which services to enable."""
-
-    credentials: Literal["oauth", "adc", "service_account"] = "oauth"
-    client_secrets: Path | None = None  # the OAuth "Desktop app" client file, for `gateway auth google`
-    token_file: Path | None = None  # default: <data_dir>/google-token.json
-    service_account_file: Path | None = None
-    subject: str | None = None  # the user a service account acts as (domain-wide delegation)
-    services: list[Literal["calendar", "gmail", "tasks"]] = ["calendar", "gmail", "tasks"]
-    allow_permanent_delete: bool = False  # gmail_delete_message; needs full Gmail access
-    send_updates: Literal["all", "externalOnly", "none"] = "all"  # guest emails on event changes
-    extra_scopes: list[str] = []  # OAuth scopes beyond the services' own, e.g. for the google-apis catalog
-
-
-class GoogleApisSettings(_Section):
-    """The `google-apis` catalog: which Google APIs, at which versions, become tools (docs/google-apis.md)."""
-
-    versions: Literal["newest", "all"] = "newest"  # newest: each API once, at its newest stable version
-    apis: list[str] = []  # only these APIs (e.g. ["drive", "sheets"]); empty: every API
-    exclude_apis: list[str] = []
-    read_only: bool = False  # serve only read-only methods (and ask only for read-only scopes)
-    # Sign-in scopes for the APIs in `apis`: auto (those covering the served methods) or none
-    scopes: Literal["auto", "none"] = "auto"
-    cache_dir: Path | None = None  # where the catalog's index is cached (default: the user's cache)
-
-
-class OpenApiAuthSettings(_Section):
-    """How calls to one OpenAPI entry authenticate; secrets come from a variable or a file, never the config."""
-
-    type: Literal["none", "bearer", "api_key", "basic", "oauth2"] = "none"
-    env: str | None = None  # the variable holding the token, API key, password or client secret
-    file: Path | None = None  # or a file holding it (its content, stripped)
-    username: str | None = None  # basic: the user; oauth2: the client id (or username_env)
-    username_env: str | None = None
-    name: str | None = None  # api_key: the header, query or cookie name (default: the spec's scheme)
-    location: Literal["header", "query", "cookie"] | None = None  # api_key (default: the spec's, else header)
-    token_url: str | None = None  # oauth2 (default: the spec's clientCredentials flow)
-    scopes: list[str] = []  # oauth2
-
-
-class OpenApiSettings(_Section):
-    """One REST API described in OpenAPI, served as a catalog (`[[openapi]]`, docs/openapi.md)."""
-
-    name: str = Field(pattern=r"^[a-z][a-z0-9_]{0,31}$")  # the tools' name and category prefix
-    spec: Path  # the description: JSON or YAML, OpenAPI 3.0 or 3.1
-    base_url: str | None = None  # default: the spec's first server, its variables at their defaults
-    server_variables: dict[str, str] = {}
-    include_tags: list[str] = []
-    exclude_tags: list[str] = []
-    include_paths: list[str] = []  # path globs, e.g. "/repos/*"
-    exclude_paths: list[str] = []
-    include_operations: list[str] = []  # operation ids (or tool names), globs allowed
-    exclude_operations: list[str] = []
-    read_only: bool = False  # serve only GET, HEAD and OPTIONS operations
-    safe: list[str] = []  # POST/PUT/PATCH that are not destructive: operation ids, "tag:NAME" or path globs
-    auth: OpenApiAuthSettings = OpenApiAuthSettings()
-    timeout: float = Field(30.0, gt=0)  # seconds per request
-    retries: int = Field(2, ge=0, le=5)  # of safe methods on 429 and 503
-    max_response_bytes: int = Field(1_000_000, gt=0)
-
-
-class Settings(_Section):
-    """Everything a gateway process is configured with."""
-
-    data_dir: Path = Field(default_factory=default_data_dir)
-    backend: Literal["local", "google"] = "local"
-    timezone: str = "UTC"
-    catalogs: list[str] = ["workspace"]
-    mcp_servers: Path | None = None
-    """A fronting file in the `mcpServers` shape; its servers' tools join the catalog (docs/mcp-fronting.md)."""
-    tools_dirs: list[Path] = []
-    """Directories of tools defined as files; an earlier one wins a name (docs/file-tools.md)."""
-    seed_demo: bool = True
-    principal: str = "local"
-    agent: str | None = None
-    """The agent identity calls are made for; file tools may be limited to some agents."""
-    principals: dict[str, PrincipalSettings] = {}
-    policy: PolicySettings = PolicySettings()
-    confirmation: ConfirmationSettings = ConfirmationSettings()
-    audit: AuditSettings = AuditSettings()
-    serve: ServeSettings = ServeSettings()
-    console: ConsoleSettings = ConsoleSettings()
-    usage: UsageSettings = UsageSettings()
-    telemetry: TelemetrySettings = TelemetrySettings()
-    google: GoogleSettings = GoogleSettings()
-    google_apis: GoogleApisSettings = GoogleApisSettings()
-    openapi: list[OpenApiSettings] = []
-    """REST APIs described in OpenAPI, each a catalog of its operations (docs/openapi.md)."""
-
-    @field_validator("timezone")
-    @classmethod
-    def _known_timezone(cls, value: str) -> str:
-        try:
-            ZoneInfo(value)
-        except (ZoneInfoNotFoundError, ValueError):
-            raise ValueError(
-                f"unknown time zone {value!r} (use an IANA name such as Europe/Berlin)"
-            ) from None
-        return value
-
-    @property
-    def audit_path(self) -> Path:
-        return self.audit.path or self.data_dir / "audit.jsonl"
-
-    @property
-    def usage_path(self) -> Path:
-        return self.usage.path or self.data_dir / "usage.sqlite3"
-
-    @property
-    def confirmation_path(self) -> Path:
-        return self.confirmation.path or self.data_dir / "confirmations.sqlite3"
+__all__ = [
+    "APP_NAME",
+    "ENVIRONMENT",
+    "AuditSettings",
+    "ConfirmationSettings",
+    "ConsoleSettings",
+    "GoogleApisSettings",
+    "GoogleSettings",
+    "OpenApiAuthSettings",
+    "OpenApiSettings",
+    "PolicySettings",
+    "PrincipalSettings",
+    "RuleSettings",
+    "ServeSettings",
+    "Settings",
+    "TelemetrySettings",
+    "TokenSettings",
+    "UsageSettings",
+    "default_config_path",
+    "default_data_dir",
+    "load_settings",
+    "path_problem",
+    "read_file",
+]
 
 
 # Environment variable -> dotted settings key. Lists are comma-separated; tools directories os.pathsep-separated.

@@ -5,9 +5,12 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import secrets
 import tempfile
 from pathlib import Path
 from typing import Any
+
+from .errors import UserError
 
 
 def write_json_atomic(path: Path, data: Any, *, compact: bool = False) -> None:
@@ -39,3 +42,28 @@ def keep_newest(directory: Path, pattern: str, keep: int) -> None:
     for old in files[keep:]:
         with contextlib.suppress(FileNotFoundError):
             old.unlink()
+
+
+def private_secret(path: Path, *, what: str) -> str:
+    """The secret in `path`, made (64 hex characters, mode 0600) when there is none yet.
+
+    Raises:
+        UserError: the file is readable by others, too short, or cannot be read or made.
+    """
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            pass
+        else:
+            with os.fdopen(fd, "w") as out:
+                out.write(secrets.token_hex(32) + "\n")
+        if path.stat().st_mode & 0o077:
+            raise UserError(f"{path} is readable by other users: run chmod 600 {path}")
+        secret = path.read_text().strip()
+    except OSError as exc:
+        raise UserError(f"cannot keep {what} in {path}: {exc.strerror or exc}") from None
+    if len(secret) < 32:
+        raise UserError(f"{path} holds a secret shorter than 32 characters: delete it to make a new one")
+    return secret

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
 import sqlite3
 import threading
 import time
@@ -26,6 +25,7 @@ from pydantic import SecretStr
 from .confirmation import ConfirmationStore, MemoryConfirmationStore, Record, State
 from .context import PendingConfirmation
 from .errors import UserError
+from .files import private_secret
 
 if TYPE_CHECKING:
     from .config import Settings
@@ -234,32 +234,13 @@ def resolve_auto_store(settings: Settings, *, shared: bool) -> Settings:
 
 
 def local_secret(data_dir: Path) -> str:
-    """The secret in `data_dir`, made (mode 0600) when there is none yet.
+    """The confirmation secret in `data_dir`, made (mode 0600) when there is none yet.
 
     Raises:
-        UserError: the file is readable by others, too short, or cannot be read or made.
+        UserError: the file is readable by others, too short, or cannot be read or made (then set
+            [confirmation] secret or GATEWAY_CONFIRMATION_SECRET instead).
     """
-    path = data_dir / SECRET_FILE
-    try:
-        data_dir.mkdir(parents=True, exist_ok=True)
-        try:
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        except FileExistsError:
-            pass
-        else:
-            with os.fdopen(fd, "w") as out:
-                out.write(secrets.token_hex(32) + "\n")
-        if path.stat().st_mode & 0o077:
-            raise UserError(f"{path} is readable by other users: run chmod 600 {path}")
-        secret = path.read_text().strip()
-    except OSError as exc:
-        raise UserError(
-            f"cannot keep the confirmation secret in {path}: {exc.strerror or exc}; "
-            "set [confirmation] secret or GATEWAY_CONFIRMATION_SECRET instead"
-        ) from None
-    if len(secret) < 32:
-        raise UserError(f"{path} holds a secret shorter than 32 characters: delete it to make a new one")
-    return secret
+    return private_secret(data_dir / SECRET_FILE, what="the confirmation secret")
 
 
 def close_store(store: ConfirmationStore) -> None:

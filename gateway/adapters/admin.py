@@ -16,42 +16,15 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 
+from ..admin import admin_tokens, local_token_path, uses_local_token
 from ..config import Settings
-from ..errors import UserError
 from ..telemetry import Telemetry
 from ..telemetry.setup import INSTALL
 
-ADMIN_ROLE = "admin"
-
 
 def admin_digests(settings: Settings, environ: Mapping[str, str]) -> frozenset[str]:
-    """SHA-256 hex digests of every token that makes its bearer the operator.
-
-    Raises:
-        UserError: both admin token settings are given, or a variable they name is not set.
-    """
-    console = settings.console
-    if console.admin_token_sha256 is not None and console.admin_token_env is not None:
-        raise UserError("console: give at most one of admin_token_sha256 and admin_token_env")
-    digests = set()
-    if console.admin_token_sha256 is not None:
-        digests.add(console.admin_token_sha256)
-    if console.admin_token_env is not None:
-        value = environ.get(console.admin_token_env, "")
-        if not value:
-            raise UserError(
-                f"console.admin_token_env: environment variable {console.admin_token_env} is not set"
-            )
-        digests.add(hashlib.sha256(value.encode()).hexdigest())
-    for entry in settings.serve.tokens:
-        roles = settings.principals.get(entry.principal)
-        if roles is None or ADMIN_ROLE not in roles.roles:
-            continue
-        if entry.sha256 is not None:
-            digests.add(entry.sha256)
-        elif entry.env is not None and environ.get(entry.env):
-            digests.add(hashlib.sha256(environ[entry.env].encode()).hexdigest())
-    return frozenset(digests)
+    """SHA-256 hex digests of every token that makes its bearer the operator (`gateway.admin`)."""
+    return frozenset(admin_tokens(settings, environ))
 
 
 def is_admin(request: Request, digests: frozenset[str]) -> bool:
@@ -74,14 +47,14 @@ def metrics_route(telemetry: Telemetry, settings: Settings, environ: Mapping[str
     """
     open_ = settings.telemetry.metrics_open
     digests = admin_digests(settings, environ)
+    hint = (
+        f"send the token in {local_token_path(settings)} as a bearer token (no admin token is configured)"
+        if uses_local_token(settings, environ)
+        else "send the admin token as a bearer token"
+    )
 
     async def metrics(request: Request) -> Response:
         if not open_ and not is_admin(request, digests):
-            hint = (
-                "send the admin token as a bearer token"
-                if digests
-                else "no admin token is configured: set [console] admin_token_env (or admin_token_sha256)"
-            )
             return PlainTextResponse(
                 f"/metrics needs the operator's token: {hint}, or set [telemetry] metrics_open = true\n",
                 status_code=401,

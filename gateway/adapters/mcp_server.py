@@ -47,6 +47,7 @@ from mcp.server.stdio import stdio_server
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from starlette.routing import Route
 
+from ..admin import local_token_path, uses_local_token
 from ..config import APP_NAME, Settings, default_data_dir
 from ..context import PendingConfirmation, Principal, ToolContext, ToolResult
 from ..engine import Gateway
@@ -330,6 +331,13 @@ def _exit(signum: int, frame: object) -> None:
     raise SystemExit(0)
 
 
+def sign_in_hint(settings: Settings) -> str:
+    """Where the operator finds the token to sign in with, when it is the data directory's own."""
+    if not uses_local_token(settings, os.environ):
+        return ""
+    return f" (sign in with the token in {local_token_path(settings)})"
+
+
 def approval_hint(settings: Settings) -> str | None:
     """How the host approves a destructive call from another terminal (None: nothing to approve there)."""
     if settings.confirmation.mode != "host" or settings.confirmation.store == "memory":
@@ -393,7 +401,11 @@ async def _serve_http(
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")
     print(f"gateway: serving MCP on {url}", file=sys.stderr, flush=True)
     if console is not None:
-        print(f"gateway: console on http://{shown}:{bound}/console/", file=sys.stderr, flush=True)
+        print(
+            f"gateway: console on http://{shown}:{bound}/console/{sign_in_hint(settings)}",
+            file=sys.stderr,
+            flush=True,
+        )
     if (hint := approval_hint(settings)) is not None:
         print(hint, file=sys.stderr, flush=True)
     await uvicorn.Server(config).serve(sockets=[sock])

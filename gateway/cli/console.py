@@ -15,6 +15,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from ..admin import local_token_path, uses_local_token
 from ..config import Settings
 from ..engine import Gateway
 from ..errors import UserError
@@ -58,12 +59,7 @@ def run(settings: Settings, args: argparse.Namespace) -> int:
             f"({exc.name} is missing)"
         ) from None
     settings = resolve_auto_store(settings, shared=True)
-    if not AdminTokens.from_settings(settings, os.environ):
-        raise UserError(
-            "no admin token is configured, so nobody could sign in: set [console] admin_token_env (a "
-            "variable holding the token) or admin_token_sha256, or give a principal of [[serve.tokens]] "
-            "the admin role (docs/console.md)"
-        )
+    AdminTokens.from_settings(settings, os.environ)  # a misconfigured token fails now, not at sign-in
     host = args.host or settings.console.host
     port = settings.console.port if args.port is None else args.port
     with open_gateway(settings) as gw:
@@ -81,7 +77,10 @@ def run(settings: Settings, args: argparse.Namespace) -> int:
             print(
                 f"gateway: the console listens on {host} over plain HTTP: put it behind TLS", file=sys.stderr
             )
-        print(f"gateway: console on http://{shown}:{bound}/console/", file=sys.stderr, flush=True)
+        where = f"http://{shown}:{bound}/console/"
+        if uses_local_token(settings, os.environ):
+            where += f" (sign in with the token in {local_token_path(settings)})"
+        print(f"gateway: console on {where}", file=sys.stderr, flush=True)
         config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
         with contextlib.suppress(KeyboardInterrupt):
             uvicorn.Server(config).run(sockets=[sock])

@@ -18,11 +18,9 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+from ..admin import admin_tokens
 from ..config import Settings
-from ..errors import UserError
 
-ADMIN_ROLE = "admin"
-TOKEN_ADMIN = "admin-token"
 """Who decided, in the audit log, when the console's own admin token signed in."""
 SESSION_COOKIE = "gateway_console"
 LOGIN_COOKIE = "gateway_console_login"
@@ -41,34 +39,12 @@ class AdminTokens:
 
     @classmethod
     def from_settings(cls, settings: Settings, environ: Mapping[str, str]) -> AdminTokens:
-        """The console's token and the admin principals' bearer tokens.
+        """The operator's tokens (`gateway.admin`): configured ones, else the data directory's own.
 
         Raises:
             UserError: a token names an environment variable that is not set.
         """
-        digests: dict[str, str] = {}
-        console = settings.console
-        if console.admin_token_env is not None:
-            value = environ.get(console.admin_token_env, "")
-            if not value:
-                raise UserError(
-                    f"console.admin_token_env: environment variable {console.admin_token_env} is not set; "
-                    "set it to the console's admin token, or remove the setting"
-                )
-            digests[_digest(value)] = TOKEN_ADMIN
-        elif console.admin_token_sha256 is not None:
-            digests[console.admin_token_sha256] = TOKEN_ADMIN
-        for entry in settings.serve.tokens:
-            principal = settings.principals.get(entry.principal)
-            if principal is None or ADMIN_ROLE not in principal.roles:
-                continue
-            if entry.env is not None:
-                value = environ.get(entry.env, "")
-                if value:
-                    digests[_digest(value)] = entry.principal
-            elif entry.sha256 is not None:
-                digests[entry.sha256] = entry.principal
-        return cls(digests)
+        return cls(admin_tokens(settings, environ))
 
     def __bool__(self) -> bool:
         return bool(self._digests)

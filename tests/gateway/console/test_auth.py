@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from gateway.admin import ADMIN_NAME as TOKEN_ADMIN
 from gateway.config import load_settings
-from gateway.console.auth import TOKEN_ADMIN, AdminTokens, Sessions
+from gateway.console.auth import AdminTokens, Sessions
 from gateway.errors import ConfigError, UserError
 
 
