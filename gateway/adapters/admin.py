@@ -1,4 +1,4 @@
-"""Who is the operator of an HTTP server, and `/metrics` for them (Prometheus text).
+"""The operator's side of a served gateway: `/metrics` for them (Prometheus text), and how they approve.
 
 The operator proves it with a bearer token: the admin token (`[console] admin_token_sha256` or
 `admin_token_env`), or a `[[serve.tokens]]` token whose principal has the `admin` role. Only
@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import os
+import shlex
 from collections.abc import Mapping
 
 import anyio
@@ -17,7 +19,7 @@ from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 
 from ..admin import admin_tokens, local_token_path, uses_local_token
-from ..config import Settings
+from ..config import Settings, default_data_dir
 from ..telemetry import Telemetry
 from ..telemetry.setup import INSTALL
 
@@ -68,3 +70,25 @@ def metrics_route(telemetry: Telemetry, settings: Settings, environ: Mapping[str
         return Response(body, media_type=content_type)
 
     return Route("/metrics", metrics, methods=["GET"])
+
+
+def sign_in_hint(settings: Settings) -> str:
+    """Where the operator finds the token to sign in with, when it is the data directory's own."""
+    if not uses_local_token(settings, os.environ):
+        return ""
+    return f" (sign in with the token in {local_token_path(settings)})"
+
+
+def approval_hint(settings: Settings) -> str | None:
+    """How the host approves a destructive call from another terminal (None: nothing to approve there)."""
+    if settings.confirmation.mode != "host" or settings.confirmation.store == "memory":
+        return None
+    flag = (
+        ""
+        if settings.data_dir == default_data_dir()
+        else f" --data-dir {shlex.quote(str(settings.data_dir))}"
+    )
+    return (
+        f"gateway: destructive calls wait for approval: `gateway pending{flag}` lists them, "
+        f"`gateway approve ID{flag}` or `gateway deny ID{flag}` answers (with this server's configuration)"
+    )

@@ -26,7 +26,6 @@ import hmac
 import json
 import logging
 import os
-import shlex
 import signal
 import socket
 import sys
@@ -47,8 +46,7 @@ from mcp.server.stdio import stdio_server
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from starlette.routing import Route
 
-from ..admin import local_token_path, uses_local_token
-from ..config import APP_NAME, Settings, default_data_dir
+from ..config import APP_NAME, Settings
 from ..context import PendingConfirmation, Principal, ToolContext, ToolResult
 from ..engine import Gateway
 from ..errors import UserError
@@ -56,7 +54,7 @@ from ..rendering import safe_text
 from ..runtime import open_gateway, principal_from
 from ..stores import resolve_auto_store
 from . import mcp
-from .admin import metrics_route
+from .admin import approval_hint, metrics_route, sign_in_hint
 
 log = logging.getLogger("gateway.mcp")
 
@@ -329,28 +327,6 @@ def serve(
 
 def _exit(signum: int, frame: object) -> None:
     raise SystemExit(0)
-
-
-def sign_in_hint(settings: Settings) -> str:
-    """Where the operator finds the token to sign in with, when it is the data directory's own."""
-    if not uses_local_token(settings, os.environ):
-        return ""
-    return f" (sign in with the token in {local_token_path(settings)})"
-
-
-def approval_hint(settings: Settings) -> str | None:
-    """How the host approves a destructive call from another terminal (None: nothing to approve there)."""
-    if settings.confirmation.mode != "host" or settings.confirmation.store == "memory":
-        return None
-    flag = (
-        ""
-        if settings.data_dir == default_data_dir()
-        else f" --data-dir {shlex.quote(str(settings.data_dir))}"
-    )
-    return (
-        f"gateway: destructive calls wait for approval: `gateway pending{flag}` lists them, "
-        f"`gateway approve ID{flag}` or `gateway deny ID{flag}` answers (with this server's configuration)"
-    )
 
 
 async def _serve_stdio(server: Server[Any]) -> None:
