@@ -2,7 +2,8 @@
 
 Installed with the `search` extra (wordllama, numpy, tokenizers, safetensors). WordLlama's weights and
 tokenizer are files inside its wheel and are opened directly, so nothing is ever downloaded. A text's
-vector is the normalised mean of its token vectors; a query's similarity to every tool is one
+vector is the normalised sum of its token vectors, each weighed down by how often the catalog uses it
+(`Embedder.token_weights`); a query's similarity to every tool is one
 matrix-vector product over a contiguous float32 matrix. Above `SEMANTIC_EXACT_LIMIT` tools, a
 64-dimension prefix of the vectors (WordLlama is trained so that prefixes are embeddings too)
 shortlists the tools worth an exact 256-dimension score.
