@@ -180,11 +180,12 @@ def load_openapi(path: str | Path, entry: str, spec: Path) -> Dataset:
         UserError: the entry or the description cannot be served.
         SpecError: the description cannot be read.
     """
-    from gateway.config import OpenApiSettings
     from gateway.openapi import OpenApi
+    from gateway.openapi.provider import parse_entries
 
     root = Path(path)
-    api = OpenApi(OpenApiSettings(name=entry, spec=spec), None)
+    (settings,) = parse_entries([{"name": entry, "spec": spec}])
+    api = OpenApi(settings, None)
     try:
         definitions = api.definitions()
     finally:

@@ -151,7 +151,8 @@ def _openapi_dataset(root: Path, option: str) -> Dataset:
         fail(f"{option!r} is not NAME=SPEC (e.g. github=.cache/specs/github.json)")
     if not Path(spec).is_file():
         fail(f"no description at {spec} (python -m tests.openapi_specs fetches GitHub's)")
-    require([root], "benchmarks.discovery", files=("queries.jsonl",))
+    hint = " With --openapi the folder needs only queries.jsonl; benchmarks/data/github holds requests over GitHub's."
+    require([root], "benchmarks.discovery", hint, files=("queries.jsonl",))
     try:
         data = load_openapi(root, entry, Path(spec))
     except (UserError, SpecError, ValueError) as exc:
