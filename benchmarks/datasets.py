@@ -51,18 +51,18 @@ WHERE_FROM = (
 )
 
 
-def missing(root: Path) -> str | None:
+def missing(root: Path, files: Sequence[str] = FILES) -> str | None:
     """What keeps `root` from being a dataset folder, or None when it is one."""
-    absent = [name for name in FILES if not (root / name).is_file()]
+    absent = [name for name in files if not (root / name).is_file()]
     if not absent:
         return None
     return f"no dataset at {root}: {' and '.join(absent)} not found. {WHERE_FROM}"
 
 
-def require(roots: Sequence[Path], program: str, hint: str = "") -> None:
+def require(roots: Sequence[Path], program: str, hint: str = "", files: Sequence[str] = FILES) -> None:
     """Exit with status 2 and one clear message when a dataset folder is not there (nothing has run yet)."""
     for root in roots:
-        problem = missing(root)
+        problem = missing(root, files)
         if problem is not None:
             print(f"{program}: {problem}{hint}", file=sys.stderr)
             raise SystemExit(2)
@@ -166,3 +166,33 @@ def baseline_text(record: Mapping[str, Any]) -> str:
         if isinstance(spec, Mapping):
             parts.append(str(spec.get("description") or ""))
     return " ".join(parts)
+
+
+def load_openapi(path: str | Path, entry: str, spec: Path) -> Dataset:
+    """A folder's `queries.jsonl` over the tools an `[[openapi]]` entry serves (no `tools.jsonl`).
+
+    The tools are the OpenAPI provider's own definitions (names, summaries, search words, rank
+    weight), as a gateway configured with that entry serves them; gold names are tool names. Each
+    record the baseline reads holds what a terse REST catalog says of an operation: its tool name,
+    category and one-line summary.
+
+    Raises:
+        UserError: the entry or the description cannot be served.
+        SpecError: the description cannot be read.
+    """
+    from gateway.openapi import OpenApi
+    from gateway.openapi.provider import parse_entries
+
+    root = Path(path)
+    (settings,) = parse_entries([{"name": entry, "spec": spec}])
+    api = OpenApi(settings, None)
+    try:
+        definitions = api.definitions()
+    finally:
+        api.close()
+    tools = [
+        {"name": d.name, "description": d.summary, "parameters": None, "category": d.category}
+        for d in definitions
+    ]
+    same = {d.name: d.name for d in definitions}
+    return Dataset(root, tools, read_jsonl(root / "queries.jsonl"), Catalog(definitions), same, same)

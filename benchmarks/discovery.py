@@ -1,7 +1,12 @@
 """Discovery quality: our `discover_tools` ranking next to plain BM25, on one dataset folder.
 
     python -m benchmarks.discovery DATASET_DIR [--rankings OUT.jsonl] [--max-queries N]
-        [--history HISTORY.jsonl | --history-split] [--growth]
+        [--history HISTORY.jsonl | --history-split] [--growth] [--openapi NAME=SPEC]
+
+With `--openapi NAME=SPEC` the tools are the operations of an OpenAPI description, served as the
+`[[openapi]]` entry NAME serves them, and DATASET_DIR needs only `queries.jsonl` (gold names are tool
+names): `benchmarks/data/github` holds requests over GitHub's REST API (its description is fetched by
+`python -m tests.openapi_specs` into `.cache/specs/github.json`).
 
 With history (a file in the `queries.jsonl` format, or `--history-split`: the dataset's queries whose
 sha1 % 4 == 0, the rest being ranked), it is imported as `gateway usage import` would, and rows
@@ -26,7 +31,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from gateway import Catalog, Gateway, Principal
 from gateway.names import to_name
@@ -34,9 +39,9 @@ from gateway.search import SearchIndex, semantic_available
 from gateway.usage import Usage
 
 from .baseline import Bm25s
-from .datasets import Dataset, baseline_text, load, read_jsonl, require
+from .datasets import Dataset, baseline_text, load, load_openapi, read_jsonl, require
 from .history import plot_growth, split, usage_from
-from .metrics import aggregate
+from .metrics import aggregate, gold_groups
 
 COLUMNS = ("R@1", "R@5", "N@5", "H@5")
 
@@ -127,6 +132,38 @@ def _engines(data: Dataset, history: Sequence[dict[str, Any]], *, growth: bool) 
     return engines
 
 
+def _dataset(root: Path) -> Dataset:
+    require([root], "benchmarks.discovery")
+    return load(root)
+
+
+def _openapi_dataset(root: Path, option: str) -> Dataset:
+    """The dataset of `--openapi NAME=SPEC`; a bad option, description or gold name exits with status 2."""
+    from gateway.errors import UserError
+    from gateway.openapi import SpecError
+
+    def fail(problem: str) -> NoReturn:
+        print(f"benchmarks.discovery --openapi: {problem}", file=sys.stderr)
+        raise SystemExit(2)
+
+    entry, _, spec = option.partition("=")
+    if not entry or not spec:
+        fail(f"{option!r} is not NAME=SPEC (e.g. github=.cache/specs/github.json)")
+    if not Path(spec).is_file():
+        fail(f"no description at {spec} (python -m tests.openapi_specs fetches GitHub's)")
+    hint = " With --openapi the folder needs only queries.jsonl; benchmarks/data/github holds requests over GitHub's."
+    require([root], "benchmarks.discovery", hint, files=("queries.jsonl",))
+    try:
+        data = load_openapi(root, entry, Path(spec))
+    except (UserError, SpecError, ValueError) as exc:
+        fail(str(exc))
+    names = {n for q in data.queries for group in gold_groups(q) for n in group}
+    unknown = sorted(n for n in names if n not in data.to_catalog)
+    if unknown:
+        fail(f"gold names the description has no operation for: {', '.join(unknown[:10])}")
+    return data
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -142,11 +179,15 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     parser.add_argument("--growth", action="store_true", help="rows for 1%%, 10%% and 100%% of the history")
     parser.add_argument("--plot", type=Path, help="with --growth: plot quality against history to this PNG")
+    parser.add_argument(
+        "--openapi",
+        metavar="NAME=SPEC",
+        help="rank over the operations of this OpenAPI description, served as entry NAME",
+    )
     args = parser.parse_args(argv)
-    require([args.dataset], "benchmarks.discovery")
 
     start = time.perf_counter()
-    data = load(args.dataset)
+    data = _openapi_dataset(args.dataset, args.openapi) if args.openapi else _dataset(args.dataset)
     queries = data.queries
     history: list[dict[str, Any]] = []
     if args.history_split:

@@ -25,7 +25,7 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
-ENGINE_VERSION = "search-5"
+ENGINE_VERSION = "search-7"
 """Changes whenever tokenisation, weights or the file layout change: old files are then ignored."""
 MAX_CACHED_INDEXES = 8
 """Files kept in a cache directory; the least recently used are removed beyond this."""
@@ -62,6 +62,8 @@ class Vocabulary:
     words: list[str]
     starts: array[int]
     ids: array[int]
+    counts: array[int] | None = None
+    """How often each word occurs in the tools' texts: the catalog's word frequencies."""
 
     def get(self, word: str) -> list[int] | None:
         i = bisect_left(self.words, word)
@@ -76,6 +78,7 @@ class Vocabulary:
             and (not self.starts or self.starts[0] == 0)
             and self.starts[-1] == len(self.ids)
             and ascending(self.starts)
+            and (self.counts is None or len(self.counts) == len(self.words))
         )
 
 
@@ -186,7 +189,7 @@ def _decode(data: bytes, key: str, tools: int) -> IndexParts | None:
         body = end
     if "words" in arrays:
         words = arrays["words"].tobytes().decode("utf-8").split("\n") if arrays["words"] else []
-        vocabulary = Vocabulary(words, arrays["word_starts"], arrays["word_ids"])
+        vocabulary = Vocabulary(words, arrays["word_starts"], arrays["word_ids"], arrays.get("word_counts"))
     parts = IndexParts(
         header["terms"], arrays["starts"], arrays["ids"], arrays["impacts"], vectors, vocabulary
     )
@@ -221,6 +224,8 @@ def save(cache_dir: Path, key: str, tools: int, parts: IndexParts) -> None:
         arrays.append(("words", array("B", "\n".join(parts.vocabulary.words).encode("utf-8"))))
         arrays.append(("word_starts", parts.vocabulary.starts))
         arrays.append(("word_ids", parts.vocabulary.ids))
+        if parts.vocabulary.counts is not None:
+            arrays.append(("word_counts", parts.vocabulary.counts))
     header["arrays"] = [(name, arr.typecode, len(arr)) for name, arr in arrays]
     crc = 0
     for _, arr in arrays:

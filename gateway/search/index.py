@@ -53,8 +53,8 @@ def _build(tools: Sequence[ToolDefinition], rows: Sequence[tuple[str, ...]], sem
         e = embedder()
         assert e is not None
         texts = [embedding_text(d) for d in tools]
-        parts.vectors = e.encode(texts)
         parts.vocabulary = e.vocabulary(texts)
+        parts.vectors = e.encode(texts, parts.vocabulary, e.token_weights(parts.vocabulary))
     return parts
 
 

@@ -2,7 +2,8 @@
 
 Installed with the `search` extra (wordllama, numpy, tokenizers, safetensors). WordLlama's weights and
 tokenizer are files inside its wheel and are opened directly, so nothing is ever downloaded. A text's
-vector is the normalised mean of its token vectors; a query's similarity to every tool is one
+vector is the normalised sum of its token vectors, each weighed down by how often the catalog uses it
+(`Embedder.token_weights`); a query's similarity to every tool is one
 matrix-vector product over a contiguous float32 matrix. Above `SEMANTIC_EXACT_LIMIT` tools, a
 64-dimension prefix of the vectors (WordLlama is trained so that prefixes are embeddings too)
 shortlists the tools worth an exact 256-dimension score.
@@ -13,7 +14,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 from array import array
-from collections import ChainMap
+from collections import ChainMap, Counter
 from collections.abc import Callable, Iterable, Sequence
 from functools import cached_property
 from itertools import chain
@@ -28,6 +29,8 @@ SEMANTIC_WEIGHT = 0.6
 """Share of the embedding similarity in a hybrid score (the rest is the lexical score)."""
 SEMANTIC_CANDIDATES = 100
 """Tools closest in meaning that join the lexical matches when the semantic layer is on."""
+SIF_A = 0.01
+"""A token's weight in a text's vector is `SIF_A / (SIF_A + p)`, p its frequency in the catalog's texts."""
 SEMANTIC_EXACT_LIMIT = 20_000
 """Up to this many tools every similarity is exact; above it a 64-dimension prefix shortlists."""
 _PREFIX_DIMS = 64
@@ -117,19 +120,40 @@ class Embedder:
         return np.asarray(flat, dtype=np.intp), np.asarray(bounds, dtype=np.intp)
 
     def vocabulary(self, texts: Sequence[str]) -> Vocabulary:
-        """The token ids of every word of `texts`, to save beside their vectors."""
-        words = sorted({w for t in texts for w in t.split()})
+        """The token ids of every word of `texts` and how often it occurs, to save beside their vectors."""
+        counted = Counter(w for t in texts for w in t.split())
+        words = sorted(counted)
         lookup = self._lookup(words, None)
         starts, ids = array("I", [0]), array("I")
         for word in words:  # every id of a word, however long it is (texts are cut, words are not)
             ids.extend(lookup(word))
             starts.append(len(ids))
-        return Vocabulary(words, starts, ids)
+        return Vocabulary(words, starts, ids, array("I", (counted[w] for w in words)))
 
-    def encode(self, texts: Sequence[str], vocabulary: Vocabulary | None = None) -> Any:
+    def token_weights(self, vocabulary: Vocabulary | None) -> Any:
+        """Each token's weight, `SIF_A / (SIF_A + p)` with p its share of the catalog's tokens (None:
+        no word counts to take it from, every token weighs the same).
+
+        A plain mean of token vectors is pulled towards the words every tool of a catalog says
+        ("repository", "list", "get"); weighing each token down by its frequency in the catalog (the
+        smooth inverse frequency of Arora et al., 2017) keeps what tells tools apart, and keeps a
+        request's several asks from averaging out into the catalog's common words.
+        """
+        if vocabulary is None or vocabulary.counts is None:
+            return None
+        np = self.np
+        starts = np.asarray(vocabulary.starts, dtype=np.intp)
+        per_token = np.repeat(np.asarray(vocabulary.counts, dtype=np.float64), np.diff(starts))
+        ids = np.asarray(vocabulary.ids, dtype=np.intp)
+        frequency = np.bincount(ids, weights=per_token, minlength=len(self.table))
+        share = frequency / max(float(frequency.sum()), 1.0)
+        return (SIF_A / (SIF_A + share)).astype(np.float32)
+
+    def encode(self, texts: Sequence[str], vocabulary: Vocabulary | None = None, weights: Any = None) -> Any:
         """Unit vectors (float32, one row per text); an empty text gets the zero vector.
 
-        Words `vocabulary` knows are not tokenised again (a query needs no tokenizer then).
+        Words `vocabulary` knows are not tokenised again (a query needs no tokenizer then). With
+        `weights` (from `token_weights`), a text's vector is the weighted sum of its token vectors.
         """
         np = self.np
         flat, bounds = self._token_ids(texts, vocabulary)
@@ -147,6 +171,8 @@ class Embedder:
             last = min(max(last, first + 1), len(texts))
             rows = buffer[: bounds[last] - base]
             np.take(self.table, flat[base : bounds[last]], axis=0, out=rows)
+            if weights is not None:
+                rows = rows * weights[flat[base : bounds[last]], None]
             start = 0
             for i in range(first, last):
                 end = ends[i] - base
@@ -213,6 +239,7 @@ class Vectors:
         np = e.np
         self.matrix = matrix
         self.vocabulary = vocabulary
+        self.weights = e.token_weights(vocabulary)
         n = len(matrix)
         self.prefix: Any = None
         # `low`, the bottom of the similarity scale, is the least similarity over an even sample of
@@ -235,7 +262,7 @@ class Vectors:
         `_LOW_SAMPLE` tools (every tool in smaller catalogs).
         """
         np = self.embedder.np
-        q = self.embedder.encode([query], self.vocabulary)[0]
+        q = self.embedder.encode([query], self.vocabulary, self.weights)[0]
         lex_ids = np.flatnonzero(lexical)
         lex_part = lexical[lex_ids] * ((1 - SEMANTIC_WEIGHT) / lexical[lex_ids].max())
         k = min(SEMANTIC_CANDIDATES, len(self.matrix))

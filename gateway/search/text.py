@@ -321,8 +321,23 @@ def stem(word: str) -> str:
     return word
 
 
+# Contractions and possessives: what follows the apostrophe is not a word of its own ("org's",
+# "Dependabot's", "don't", "we've" would otherwise leave "s", "t", "ve" to match each other).
+_CONTRACTION = re.compile(r"(?i)(?:\b(ca)|\b(wo)|(?<=[a-z]))n['’]t\b|['’](?:s|ll|re|ve|d|m)\b")
+
+
+def _expand(match: re.Match[str]) -> str:
+    if match[1]:
+        return "can not"
+    if match[2]:
+        return "will not"
+    return " not" if match[0][-1] in "tT" else ""
+
+
 def words(text: str) -> list[str]:
     """Lowercase words of `text`, split on punctuation, '_', '.', '-' and camelCase; stop words kept."""
+    if "'" in text or "’" in text:
+        text = _CONTRACTION.sub(_expand, text)
     # One lower() over the joined words, not one per word: the index build calls this a lot.
     return " ".join(_WORD.findall(text)).lower().split()
 

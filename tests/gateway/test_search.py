@@ -164,6 +164,18 @@ def test_unknown_words_match_nothing(index: SearchIndex) -> None:
     assert index.search("xylophone quantum") == []
 
 
+def test_what_an_apostrophe_leaves_of_a_word_matches_nothing() -> None:
+    # "org's" and "Dependabot's" split into "s": a possessive is not a word a tool is found by.
+    tools = [
+        _tool("dependabot_access", "dependabot", "update", "Update Dependabot's repository access list."),
+        _tool("repos_list_for_org", "repos", "list", "List organization repositories."),
+    ]
+    index = SearchIndex(tools, semantic=False)
+    assert tokenize("the org's repos, don't I'll we've") == ["org", "repo"]
+    assert index.search("that's what's") == []
+    assert names(index.search("the org's repositories"))[0] == "repos_list_for_org"
+
+
 def test_an_empty_index_finds_nothing() -> None:
     assert SearchIndex([], semantic=False).search("anything") == []
 
