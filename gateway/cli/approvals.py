@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import getpass
 import sys
 import time
 
@@ -69,7 +70,19 @@ def decide(gw: Gateway, args: argparse.Namespace) -> int:
     """`gateway approve ID` / `gateway deny ID`: the host's answer, from a terminal the model cannot use."""
     waiting = {p.pending_id: p for p in gw.gate.pending()}
     found = waiting.get(args.pending_id)
-    done = gw.approve(args.pending_id) if args.command == "approve" else gw.deny(args.pending_id)
+    approve = args.command == "approve"
+    done = gw.approve(args.pending_id) if approve else gw.deny(args.pending_id)
+    if done and found is not None:  # the decision goes to the audit log, as the console's do
+        gw.auditor.log(
+            principal=found.principal,
+            session=found.session or "cli",
+            call_id=found.pending_id,
+            tool=found.tool,
+            outcome="approved_by_host" if approve else "denied_by_host",
+            params=found.parameters,
+            agent=found.agent,
+            decided_by=f"terminal ({getpass.getuser()})",
+        )
     if not done or found is None:
         print(
             f"gateway: no call {args.pending_id!r} is waiting (unknown, expired or decided)", file=sys.stderr

@@ -322,8 +322,12 @@ def test_a_served_gateway_is_approvable_from_a_second_terminal_with_no_configura
         hint = "".join(server.output)
     assert f"`gateway approve ID --data-dir {data}`" in hint
     assert oct((data / SECRET_FILE).stat().st_mode & 0o777) == "0o600"
+    decisions = [json.loads(line) for line in (data / "audit.jsonl").read_text().splitlines()]
+    (decided,) = [d["decided_by"] for d in decisions if d["outcome"] == "approved_by_host"]
+    assert decided.startswith("terminal (")
     assert audit_outcomes(data, "tasks_delete_task") == [
         "pending_confirmation",
+        "approved_by_host",  # the terminal's decision, with who made it
         "approved",
         "attempt",
         "executed",
