@@ -1,7 +1,6 @@
 """Tool definitions: one vendor-neutral description of a tool, and the decorator that makes one.
 
-Longer than 400 lines because the definition, the decorator and the registration checks read the
-same fields: split apart, each would have to follow the others' changes.
+A params model's JSON schema and the validation of a call's arguments live in `arguments`.
 """
 
 from __future__ import annotations
@@ -14,10 +13,10 @@ from types import MappingProxyType
 from typing import Any, TypeVar, get_type_hints
 
 from pydantic import BaseModel, ConfigDict, ValidationError
-from pydantic.json_schema import GenerateJsonSchema, JsonSchemaMode
-from pydantic_core import CoreSchema, PydanticSerializationError, to_json
+from pydantic_core import PydanticSerializationError
 
 from .actions import ACTIONS, normalize_action
+from .arguments import params_schema, validate_arguments
 from .context import ToolContext
 from .names import NAME_PATTERN, name_problem
 from .signatures import params_model_of, read_signature
@@ -28,7 +27,7 @@ PARAMS_CONFIG = ConfigDict(
     extra="forbid", strict=True, str_strip_whitespace=False, use_attribute_docstrings=True
 )
 """Model config every params model should use: unknown fields are errors, docstrings document fields,
-and arguments are taken strictly (see `validate_arguments`; `Field(strict=False)` opts one field out)."""
+and arguments are taken strictly (see `arguments.validate_arguments`; `Field(strict=False)` opts one field out)."""
 
 MAX_SUMMARY_LENGTH = 160
 MAX_EXAMPLE_REQUESTS = 10
@@ -44,49 +43,6 @@ PermissionCheck = Callable[[BaseModel, ToolContext], str | None]
 """Sees the validated parameters and the context; returns a refusal reason, or None to allow."""
 
 _SPEC_ATTR = "__gateway_tool__"
-
-
-class _CleanSchema(GenerateJsonSchema):
-    """JSON schema without the noisy auto-generated titles."""
-
-    def field_title_should_be_set(self, schema: Any) -> bool:
-        return False
-
-    def nullable_schema(self, schema: Any) -> dict[str, Any]:
-        # An optional field is simply omitted; "anyOf [T, null]" only costs the model tokens.
-        return self.generate_inner(schema["schema"])
-
-    def default_schema(self, schema: Any) -> dict[str, Any]:
-        result = super().default_schema(schema)
-        if result.get("default", 0) is None:
-            result.pop("default")
-        return result
-
-    def generate(self, schema: CoreSchema, mode: JsonSchemaMode = "validation") -> dict[str, Any]:
-        result = super().generate(schema, mode)
-        result.pop("title", None)
-        for sub in result.get("$defs", {}).values():
-            sub.pop("title", None)
-        return result
-
-
-def params_schema(model: type[BaseModel]) -> dict[str, Any]:
-    """The JSON schema a model sees for a params model."""
-    return model.model_json_schema(schema_generator=_CleanSchema)
-
-
-def validate_arguments(model: type[BaseModel], arguments: Mapping[str, Any]) -> BaseModel:
-    """Check a call's arguments as what they are, JSON, against a params model.
-
-    In JSON mode a string still becomes a date, a datetime, an enum member or a UUID where the
-    schema says string; with `PARAMS_CONFIG` (strict) nothing else is guessed: "10" is not an
-    integer, "yes" and 1 are not booleans (an integer is still a fine number).
-
-    Raises:
-        ValidationError: the arguments do not fit the model.
-        PydanticSerializationError: an argument is not JSON data (a host's mistake; a model sends JSON).
-    """
-    return model.model_validate_json(to_json(dict(arguments)))
 
 
 # The params model of a tool that takes no arguments (no docstring: it would show in the schema).

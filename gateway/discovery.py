@@ -1,4 +1,5 @@
-"""The answers of `discover_tools`: an overview, a ranked page, or an honest "nothing matched".
+"""The answers of `discover_tools` (an overview, a ranked page, or an honest "nothing matched") and of
+`get_tool_schema`.
 
 Pure functions over the tools one principal may see and the search index; the `Gateway` decides
 who sees what and hands both in. Pages are cut with an opaque cursor bound to the request, so a
@@ -18,7 +19,7 @@ from .actions import ACTIONS, normalize_action
 from .definition import ToolDefinition
 from .errors import ToolInputError
 from .names import closest_names
-from .rendering import safe_text
+from .rendering import safe_text, to_jsonable
 from .search import SearchIndex
 
 MAX_DISCOVER_LIMIT = 50
@@ -226,3 +227,24 @@ def _decode_cursor(cursor: str, signature: str) -> int:
             field="cursor",
         )
     return offset
+
+
+def schema_answer(d: ToolDefinition) -> dict[str, Any]:
+    """The answer of get_tool_schema: description, JSON schema, flags, examples."""
+    out: dict[str, Any] = {
+        "name": d.name,
+        "category": d.category,
+        "action": d.action,
+        "description": d.description,
+        "flags": list(d.flags),
+        "parameters": d.json_schema,
+    }
+    if d.example_requests:
+        out["example_requests"] = list(d.example_requests)
+    if d.example_calls:
+        out["example"] = {"tool_name": d.name, "parameters": to_jsonable(d.example_calls[0])}
+    if d.is_destructive:
+        out["note"] = "Destructive: the user must approve each call; invoke_tool returns a pending_id first."
+    for key, value in d.metadata.items():
+        out.setdefault(key, to_jsonable(value))
+    return out

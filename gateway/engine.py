@@ -1,15 +1,12 @@
 """The gateway: one chokepoint where every call is resolved, validated, checked, confirmed, run and audited.
 
 resolve (policy) -> parse -> validate -> permission -> confirm -> run -> result
-
-Longer than 400 lines because every step of a call, with its audit and telemetry, reads here in order.
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
-import json
 import logging
 import math
 import os
@@ -21,11 +18,12 @@ from pydantic import BaseModel, ValidationError
 from pydantic_core import PydanticSerializationError
 
 from . import discovery
+from .arguments import Unusable, read_arguments, validate_arguments
 from .audit import Auditor, AuditSink, Outcome, Redactor, redact_secrets
 from .catalog import Catalog
 from .confirmation import ConfirmationGate, NeedsConfirmation, Proceed, Refused
 from .context import ErrorInfo, PendingConfirmation, Principal, Problem, ToolContext, ToolResult
-from .definition import ToolDefinition, validate_arguments
+from .definition import ToolDefinition
 from .errors import ToolFailed, ToolInputError, UnknownTool
 from .meta_tools import build_meta_catalog
 from .names import closest_names
@@ -228,25 +226,7 @@ class Gateway:
         d = self.lookup(tool_name, principal)
         if d is None:
             raise self.unknown_tool(tool_name, principal)
-        out: dict[str, Any] = {
-            "name": d.name,
-            "category": d.category,
-            "action": d.action,
-            "description": d.description,
-            "flags": list(d.flags),
-            "parameters": d.json_schema,
-        }
-        if d.example_requests:
-            out["example_requests"] = list(d.example_requests)
-        if d.example_calls:
-            out["example"] = {"tool_name": d.name, "parameters": to_jsonable(d.example_calls[0])}
-        if d.is_destructive:
-            out["note"] = (
-                "Destructive: the user must approve each call; invoke_tool returns a pending_id first."
-            )
-        for key, value in d.metadata.items():
-            out.setdefault(key, to_jsonable(value))
-        return out
+        return discovery.schema_answer(d)
 
     # -- the chokepoint --------------------------------------------------------------
 
@@ -370,25 +350,12 @@ class Gateway:
 
     def _parse(self, raw: Any, d: ToolDefinition) -> dict[str, Any]:
         """Arguments as a dict: accepts a mapping, a JSON string, or nothing."""
-        if raw is None or raw == "":
-            return {}
-        if isinstance(raw, str):
-            if len(raw.encode()) > self.max_parameter_bytes:
-                raise _CallError(too_large(d, len(raw.encode()), self.max_parameter_bytes), "invalid")
-            try:
-                raw = json.loads(raw)
-            except json.JSONDecodeError as exc:
-                problem = Problem(
-                    "parameters", f"Not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
-                )
-                raise _CallError(invalid_arguments(d, (problem,)), "invalid") from None
-        if not isinstance(raw, Mapping):
-            problem = Problem("parameters", f"Must be a JSON object, got {type(raw).__name__}")
-            raise _CallError(invalid_arguments(d, (problem,)), "invalid")
-        size = len(json.dumps(raw, default=str).encode())
-        if size > self.max_parameter_bytes:
-            raise _CallError(too_large(d, size, self.max_parameter_bytes), "invalid")
-        return dict(raw)
+        try:
+            return read_arguments(raw, self.max_parameter_bytes)
+        except Unusable as exc:
+            if exc.too_large is not None:
+                raise _CallError(too_large(d, exc.too_large, self.max_parameter_bytes), "invalid") from None
+            raise _CallError(invalid_arguments(d, (exc.problem,)), "invalid") from None
 
     def _validate(self, d: ToolDefinition, raw: dict[str, Any], *, meta: bool = False) -> BaseModel:
         try:

@@ -8,7 +8,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from gateway.definition import params_schema
+from gateway.arguments import params_schema
 from services.google_apis.documents import DocumentCache, documents_dir
 from services.google_apis.index import Index
 from services.google_apis.params import ParamsFactory

@@ -1,0 +1,94 @@
+"""A call's arguments: read from JSON, size-capped, checked against the tool's params model.
+
+Also the JSON schema a model sees for a params model: the single source of both.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import BaseModel
+from pydantic.json_schema import GenerateJsonSchema, JsonSchemaMode
+from pydantic_core import CoreSchema, to_json
+
+from .context import Problem
+
+
+class _CleanSchema(GenerateJsonSchema):
+    """JSON schema without the noisy auto-generated titles."""
+
+    def field_title_should_be_set(self, schema: Any) -> bool:
+        return False
+
+    def nullable_schema(self, schema: Any) -> dict[str, Any]:
+        # An optional field is simply omitted; "anyOf [T, null]" only costs the model tokens.
+        return self.generate_inner(schema["schema"])
+
+    def default_schema(self, schema: Any) -> dict[str, Any]:
+        result = super().default_schema(schema)
+        if result.get("default", 0) is None:
+            result.pop("default")
+        return result
+
+    def generate(self, schema: CoreSchema, mode: JsonSchemaMode = "validation") -> dict[str, Any]:
+        result = super().generate(schema, mode)
+        result.pop("title", None)
+        for sub in result.get("$defs", {}).values():
+            sub.pop("title", None)
+        return result
+
+
+def params_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """The JSON schema a model sees for a params model."""
+    return model.model_json_schema(schema_generator=_CleanSchema)
+
+
+def validate_arguments(model: type[BaseModel], arguments: Mapping[str, Any]) -> BaseModel:
+    """Check a call's arguments as what they are, JSON, against a params model.
+
+    In JSON mode a string still becomes a date, a datetime, an enum member or a UUID where the
+    schema says string; with `PARAMS_CONFIG` (strict) nothing else is guessed: "10" is not an
+    integer, "yes" and 1 are not booleans (an integer is still a fine number).
+
+    Raises:
+        ValidationError: the arguments do not fit the model.
+        PydanticSerializationError: an argument is not JSON data (a host's mistake; a model sends JSON).
+    """
+    return model.model_validate_json(to_json(dict(arguments)))
+
+
+class Unusable(Exception):
+    """Arguments that cannot be read as a JSON object of a size the gateway takes."""
+
+    def __init__(self, problem: Problem, *, too_large: int | None = None) -> None:
+        super().__init__(problem.msg)
+        self.problem = problem
+        self.too_large = too_large
+
+
+def read_arguments(raw: Any, max_bytes: int) -> dict[str, Any]:
+    """Arguments as a dict: a mapping, a JSON string, or nothing (an empty object).
+
+    Raises:
+        Unusable: not JSON, not an object, or more than `max_bytes` (its `too_large` says how many).
+    """
+    if raw is None or raw == "":
+        return {}
+    if isinstance(raw, str):
+        size = len(raw.encode())
+        if size > max_bytes:
+            raise Unusable(Problem("parameters", "too large"), too_large=size)
+        try:
+            raw = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise Unusable(
+                Problem("parameters", f"Not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}")
+            ) from None
+    if not isinstance(raw, Mapping):
+        raise Unusable(Problem("parameters", f"Must be a JSON object, got {type(raw).__name__}"))
+    size = len(json.dumps(raw, default=str).encode())
+    if size > max_bytes:
+        raise Unusable(Problem("parameters", "too large"), too_large=size)
+    return dict(raw)
