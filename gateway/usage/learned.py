@@ -23,8 +23,8 @@ from .store import Evidence
 
 NEIGHBOURS = 30
 """How many past queries vote on one request."""
-MAX_VOTES = 50
-"""The strongest votes kept for one request (a page holds at most 50 tools)."""
+MIN_VOTE = 0.05
+"""Weaker votes are dropped: at twice the page's best text score, 0.05 can only break a near-tie."""
 SIMILARITY_FLOOR = 0.3
 """Below this cosine two requests are unrelated (the embeddings of unrelated requests land around it)."""
 
@@ -102,7 +102,7 @@ class LearnedIndex:
         for tool, vote in votes.items():
             d = self._tools[tool]
             if (
-                vote > 0
+                vote >= MIN_VOTE
                 and (not categories or d.category in categories)
                 and (not actions or d.action in actions)
             ):
