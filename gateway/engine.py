@@ -115,7 +115,8 @@ class Gateway:
         self.meta = build_meta_catalog(self)
         self._index: tuple[int, SearchIndex] | None = None
         self._visible: dict[tuple[int, Principal], tuple[ToolDefinition, ...]] = {}
-        self._partial: dict[int, tuple[tuple[str, ...], SearchIndex]] = {}
+        # id of a visible tuple -> (that tuple, its names, the index of those tools)
+        self._partial: dict[int, tuple[tuple[ToolDefinition, ...], tuple[str, ...], SearchIndex]] = {}
 
     # -- what a principal may see -------------------------------------------------
 
@@ -152,14 +153,16 @@ class Gateway:
         visible = self.visible(principal)
         if len(visible) == len(self.catalog):
             return self._index[1]
-        key = hash(tuple(d.name for d in visible))
-        found = self._partial.pop(key, None)
-        if found is None or found[0] != tuple(d.name for d in visible):
-            found = (tuple(d.name for d in visible), self._build_index(visible))
-        self._partial[key] = found  # most recently used last
+        # `visible` is the same tuple for the same principal and catalog: found by identity first.
+        found = self._partial.pop(id(visible), None)
+        if found is None or found[0] is not visible:
+            names = tuple(d.name for d in visible)
+            same = next((f for f in self._partial.values() if f[1] == names), None)
+            found = (visible, names, same[2] if same is not None else self._build_index(visible))
+        self._partial[id(visible)] = found  # most recently used last
         while len(self._partial) > _MAX_PARTIAL_INDEXES:
             del self._partial[next(iter(self._partial))]
-        return found[1]
+        return found[2]
 
     def _build_index(self, tools: Iterable[ToolDefinition]) -> SearchIndex:
         if self.search_cache_dir is False:
