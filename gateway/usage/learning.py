@@ -119,9 +119,9 @@ class Usage:
             found = cached[2]
         else:
             names = tuple(d.name for d in tools)
-            found = next(
-                (c[2] for c in self._indexes.values() if c[1] == version and c[3] == names), None
-            ) or LearnedIndex(evidence, tools, semantic=self.semantic)
+            with self._lock:
+                same = next((c[2] for c in self._indexes.values() if c[1] == version and c[3] == names), None)
+            found = same if same is not None else LearnedIndex(evidence, tools, semantic=self.semantic)
             with self._lock:
                 self._indexes[id(tools)] = (tools, version, found, names)
                 while len(self._indexes) > _MAX_INDEXES:
