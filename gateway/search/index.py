@@ -15,6 +15,7 @@ for a query that touches many postings: the same ranking), blended with embeddin
 
 from __future__ import annotations
 
+import bisect
 import logging
 import math
 import re
@@ -237,23 +238,13 @@ class SearchIndex(Ranking):
         key = query.strip().lower()
         if not key or len(key) > 64 or not re.fullmatch(r"[a-z0-9_]+", key):
             return []
-        start = self._bisect(key)
+        start = bisect.bisect_left(self._names, key)
         hits = []
         for i in range(start, len(self._names)):
             if not self._names[i].startswith(key):
                 break
             hits.append(i)
         return hits  # sorted by name, and the exact name sorts first
-
-    def _bisect(self, key: str) -> int:
-        lo, hi = 0, len(self._names)
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if self._names[mid] < key:
-                lo = mid + 1
-            else:
-                hi = mid
-        return lo
 
     def search(
         self,
@@ -289,6 +280,11 @@ class SearchIndex(Ranking):
         offset: int = 0,
         limit: int | None = None,
     ) -> tuple[list[tuple[ToolDefinition, float]], int]:
+        """One page of `search`, and the number of tools that match the query (its words or a name).
+
+        With the semantic layer, the tools nearest the query in meaning may fill a page after the
+        matches; they are not counted, so the total means the same with and without that layer.
+        """
         hits, total, _ = self.page_and_probe(
             query, allowed, categories=categories, actions=actions, offset=offset, limit=limit
         )
@@ -306,11 +302,6 @@ class SearchIndex(Ranking):
         probe: Collection[str] = (),
     ) -> tuple[list[tuple[ToolDefinition, float]], int, dict[str, tuple[float, bool]]]:
         """`page`, and for each tool named in `probe`: (its score, whether it matches the query)."""
-        """One page of `search`, and the number of tools that match the query (its words or a name).
-
-        With the semantic layer, the tools nearest the query in meaning may fill a page after the
-        matches; they are not counted, so the total means the same with and without that layer.
-        """
         terms = [(self._terms[t], w) for t, w in self.query_terms(query).items()]
         names = self._name_hits(query)
         depth = None if limit is None else offset + limit
