@@ -31,7 +31,7 @@ from .cache import IndexParts, default_cache_dir, fingerprint
 from .postings import ACTION_MARK, field_texts, numpy_available, numpy_module, postings
 from .ranking import MAX_QUERY_CHARS, Ranking
 from .semantic import Vectors, embedder, embedding_text, param_names, semantic_available
-from .text import STOP_WORDS, deletions, query_actions, stem, words
+from .text import STOP_WORDS, deletions, phrasal, query_actions, stem, words
 
 _log = logging.getLogger(__name__)
 
@@ -203,7 +203,7 @@ class SearchIndex(Ranking):
 
     def query_terms(self, query: str) -> dict[str, float]:
         """The weighted index terms a query looks for: its words, typo corrections and action concepts."""
-        raw = words(query[:MAX_QUERY_CHARS])
+        raw = phrasal(words(query[:MAX_QUERY_CHARS]))
         terms: dict[str, float] = {}
         # Each distinct word once (a long request repeats its words), counted by its occurrences.
         for word, count in Counter(w for w in raw if w not in STOP_WORDS).items():

@@ -153,6 +153,23 @@ _PHRASES = {
     ("whats", "on"): "list",
     ("quick", "add"): "create",
 }
+# A verb and its particle mean what one word says: "set up" a cluster is to create it, not to set
+# something; "back up" a database is to make a backup of it.
+_PHRASAL_VERBS = {
+    ("set", "up"): "create",
+    ("sign", "up"): "register",
+    ("back", "up"): "backup",
+    ("shut", "down"): "stop",
+    ("turn", "on"): "enable",
+    ("turn", "off"): "disable",
+    ("switch", "on"): "enable",
+    ("switch", "off"): "disable",
+    ("clean", "up"): "delete",
+    ("get", "rid"): "delete",
+    ("fill", "in"): "update",
+    ("log", "in"): "login",
+    ("log", "out"): "logout",
+}
 # Words after which the next one is a noun (or an adjective), never the request's verb.
 _DETERMINERS = frozenset(
     [
@@ -350,6 +367,23 @@ def tokenize(text: str) -> list[str]:
 @lru_cache(maxsize=50_000)
 def _action_of(word: str) -> str | None:
     return None if word in _AMBIGUOUS_VERBS else normalize_action(word)
+
+
+def phrasal(raw: Sequence[str]) -> list[str]:
+    """The words of a request with each phrasal verb as the one word it means ("set up" -> create)."""
+    out: list[str] = []
+    skip = False
+    for i, word in enumerate(raw):
+        if skip:
+            skip = False
+            continue
+        one = _PHRASAL_VERBS.get((word, raw[i + 1])) if i + 1 < len(raw) else None
+        if one is not None and not (i > 0 and raw[i - 1] in _DETERMINERS):
+            out.append(one)
+            skip = True
+        else:
+            out.append(word)
+    return out
 
 
 def query_actions(raw: Sequence[str]) -> list[str]:

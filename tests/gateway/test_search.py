@@ -7,7 +7,7 @@ from pydantic import BaseModel, Field
 
 from gateway import PARAMS_CONFIG, NoParams, ToolDefinition
 from gateway.search import SearchIndex, numpy_available, semantic_available, stem, tokenize
-from gateway.search.text import query_actions, words
+from gateway.search.text import phrasal, query_actions, words
 
 # Every ranking behaviour holds for both scorers: the pure-Python loop and numpy's bincount.
 SCORERS = [
@@ -119,6 +119,35 @@ def test_verbs_map_onto_the_action_vocabulary(index: SearchIndex, query: str, be
 )
 def test_a_word_after_a_determiner_is_a_noun_not_the_verb(query: str, actions: list[str]) -> None:
     assert query_actions(words(query)) == actions
+
+
+@pytest.mark.parametrize(
+    ("query", "meant"),
+    [
+        ("set up a new cluster", ["create", "a", "new", "cluster"]),
+        ("back up my database", ["backup", "my", "database"]),
+        ("shut down the server", ["stop", "the", "server"]),
+        ("turn on my vacation reply", ["enable", "my", "vacation", "reply"]),
+        ("the set up guide", ["the", "set", "up", "guide"]),  # a noun, not a verb
+        ("set", ["set"]),
+    ],
+)
+def test_a_phrasal_verb_reads_as_the_word_it_means(query: str, meant: list[str]) -> None:
+    assert phrasal(words(query)) == meant
+
+
+@pytest.mark.parametrize("vectorized", SCORERS)
+def test_a_phrasal_verb_finds_the_tool_that_does_it(vectorized: bool) -> None:
+    tools = [
+        _tool("clusters_create", "clusters", "create", "Create a cluster."),
+        _tool("clusters_set_logging", "clusters", "update", "Set the logging service of a cluster."),
+        _tool("clusters_set_labels", "clusters", "update", "Set labels on a cluster."),
+        _tool("servers_stop", "servers", "execute", "Stop a running server."),
+        _tool("servers_set_down_time", "servers", "update", "Set the down time window of a server."),
+    ]
+    index = SearchIndex(tools, semantic=False, vectorized=vectorized)
+    assert names(index.search("set up a cluster"))[0] == "clusters_create"
+    assert names(index.search("shut down the server"))[0] == "servers_stop"
 
 
 @pytest.mark.parametrize(
