@@ -31,7 +31,8 @@ from .cache import IndexParts, default_cache_dir, fingerprint
 from .postings import ACTION_MARK, field_texts, numpy_available, numpy_module, postings
 from .ranking import MAX_QUERY_CHARS, Ranking
 from .semantic import Vectors, embedder, embedding_text, param_names, semantic_available
-from .text import STOP_WORDS, deletions, phrasal, query_actions, stem, words
+from .text import STOP_WORDS, deletions, stem, words
+from .verbs import phrasal, query_actions
 
 _log = logging.getLogger(__name__)
 

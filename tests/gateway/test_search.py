@@ -7,7 +7,8 @@ from pydantic import BaseModel, Field
 
 from gateway import PARAMS_CONFIG, NoParams, ToolDefinition
 from gateway.search import SearchIndex, numpy_available, semantic_available, stem, tokenize
-from gateway.search.text import phrasal, query_actions, words
+from gateway.search.text import words
+from gateway.search.verbs import phrasal, query_actions
 
 # Every ranking behaviour holds for both scorers: the pure-Python loop and numpy's bincount.
 SCORERS = [
