@@ -97,26 +97,16 @@ class Ranking:
         probe: Collection[int] = (),
     ) -> tuple[list[int], list[float], int, dict[int, tuple[float, bool]]]:
         np = self._np
-        n = len(self._names)
         tier: Any = None
         matched: Any = None  # with the semantic layer: which candidates match the query's words
         if terms:
-            starts = self._starts
-            ranges = [(starts[t], starts[t + 1]) for t, _ in terms]
-            # One bincount: each tool's sum is taken in term order, as the pure-Python loop does.
-            postings = np.concatenate([self._np_ids[a:b] for a, b in ranges])
-            impacts = np.concatenate(
-                [
-                    np.multiply(self._np_impacts[a:b], w, dtype=np.float64)
-                    for (a, b), (_, w) in zip(ranges, terms, strict=True)
-                ]
-            )
-            lexical = np.bincount(postings, weights=impacts, minlength=n)
+            lexical = self._lexical(terms)
             if self._vectors is not None:
                 ids, scores, tier = self._vectors.blend(query[:MAX_QUERY_CHARS], lexical, mask, depth)
                 matched = lexical[ids] > 0
             else:
-                ids = np.flatnonzero(lexical)
+                # Scores are positive: a boolean mask finds them several times faster than a float array.
+                ids = np.flatnonzero(lexical > 0)
                 scores = lexical[ids]
             if self._np_weights is not None:
                 scores = scores * self._np_weights[ids]
@@ -154,6 +144,18 @@ class Ranking:
         probed = self._probed(ids, scores, matched, probe)
         ordered, ordered_scores = self._ordered(ids, scores, tier, depth)
         return ordered, ordered_scores, total, probed
+
+    def _lexical(self, terms: list[tuple[int, float]]) -> Any:
+        """Every tool's lexical score (dense, zero where no term matches), in one bincount: each tool's
+        sum is taken in term order, as the pure-Python loop does."""
+        np = self._np
+        starts = self._starts
+        ranges = [(starts[t], starts[t + 1]) for t, _ in terms]
+        postings = np.concatenate([self._np_ids[a:b] for a, b in ranges])
+        impacts = np.concatenate([self._np_impacts[a:b] for a, b in ranges]).astype(np.float64)
+        if any(w != 1.0 for _, w in terms):  # the same products as weighing each term's slice
+            impacts *= np.repeat([w for _, w in terms], [b - a for a, b in ranges])
+        return np.bincount(postings, weights=impacts, minlength=len(self._names))
 
     def _probed(
         self, ids: Any, scores: Any, matched: Any, probe: Collection[int]
