@@ -21,6 +21,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Collection, Iterable, Sequence
+from functools import lru_cache
 from os import PathLike
 from pathlib import Path
 from typing import Any
@@ -67,6 +68,16 @@ def _want_semantic(semantic: bool | None) -> bool:
             "the semantic layer needs the 'search' extra: pip install 'metatool-gateway[search]'"
         )
     return semantic
+
+
+@lru_cache(maxsize=256)
+def _analysed(query: str) -> tuple[tuple[tuple[str, str, int], ...], tuple[str, ...]]:
+    """A request's distinct words without stop words (word, stem, occurrences) and the actions its verbs
+    name: what any index makes of it before its own vocabulary. Remembered for the last requests: a
+    discover with learning analyses the same request for the catalog's index and the learned one."""
+    raw = words(query)
+    counted = Counter(w for w in raw if w not in STOP_WORDS)
+    return tuple((word, stem(word), count) for word, count in counted.items()), tuple(query_actions(raw))
 
 
 class SearchIndex(Ranking):
@@ -203,19 +214,18 @@ class SearchIndex(Ranking):
 
     def query_terms(self, query: str) -> dict[str, float]:
         """The weighted index terms a query looks for: its words, typo corrections and action concepts."""
-        raw = words(query[:MAX_QUERY_CHARS])
+        counted, actions = _analysed(query[:MAX_QUERY_CHARS])
         terms: dict[str, float] = {}
         # Each distinct word once (a long request repeats its words), counted by its occurrences.
-        for word, count in Counter(w for w in raw if w not in STOP_WORDS).items():
-            token = stem(word)
-            weight = 1.0
+        for word, stemmed, count in counted:
+            token, weight = stemmed, 1.0
             if token not in self._terms and 4 <= len(token) <= 24 and token.isalpha():
                 # The stem of a misspelt word can be further from the right stem than the word itself.
                 corrected = self._correct(token) or self._correct(word)
                 if corrected is not None:
                     token, weight = corrected, _TYPO_WEIGHT
             terms[token] = terms.get(token, 0.0) + weight * count
-        for action in query_actions(raw):
+        for action in actions:
             terms[ACTION_MARK + action] = _SYNONYM_WEIGHT
             stemmed = stem(action)
             if stemmed not in terms:
@@ -302,23 +312,42 @@ class SearchIndex(Ranking):
         probe: Collection[str] = (),
     ) -> tuple[list[tuple[ToolDefinition, float]], int, dict[str, tuple[float, bool]]]:
         """`page`, and for each tool named in `probe`: (its score, whether it matches the query)."""
-        terms = [(self._terms[t], w) for t, w in self.query_terms(query).items()]
-        names = self._name_hits(query)
         depth = None if limit is None else offset + limit
         positions = [self._position[name] for name in probe if name in self._position]
+        ids, scores, total, probed = self._rank(
+            query, depth, positions, allowed=allowed, categories=categories, actions=actions
+        )
+        tools, all_names = self._tools, self._names
+        hits = [(tools[i], s) for i, s in zip(ids[offset:depth], scores[offset:depth], strict=True)]
+        return hits, total, {all_names[i]: found for i, found in probed.items()}
+
+    def positions(self, query: str, *, limit: int) -> list[int]:
+        """The best `limit` matches of `query`, as positions in the index's order (by name): `search`
+        without building its answer, for an index whose documents stand for something else (the
+        learned index's past requests)."""
+        return self._rank(query, limit, [])[0][:limit]
+
+    def _rank(
+        self,
+        query: str,
+        depth: int | None,
+        positions: list[int],
+        *,
+        allowed: Collection[str] | None = None,
+        categories: Collection[str] | None = None,
+        actions: Collection[str] | None = None,
+    ) -> tuple[list[int], list[float], int, dict[int, tuple[float, bool]]]:
+        terms = [(self._terms[t], w) for t, w in self.query_terms(query).items()]
+        names = self._name_hits(query)
         filtered = allowed is not None or bool(categories) or bool(actions)
         if self._np is not None and (
             (terms and self._vectors is not None)
             or sum(self._starts[t + 1] - self._starts[t] for t, _ in terms) >= self._numpy_min
         ):
             mask = self._mask(allowed, categories, actions) if filtered else None
-            ids, scores, total, probed = self._page_numpy(query, terms, names, mask, depth, probe=positions)
-        else:
-            keep = self._filter(allowed, categories, actions) if filtered else None
-            ids, scores, total, probed = self._page_python(query, terms, names, keep, depth, probe=positions)
-        tools, all_names = self._tools, self._names
-        hits = [(tools[i], s) for i, s in zip(ids[offset:depth], scores[offset:depth], strict=True)]
-        return hits, total, {all_names[i]: found for i, found in probed.items()}
+            return self._page_numpy(query, terms, names, mask, depth, probe=positions)
+        keep = self._filter(allowed, categories, actions) if filtered else None
+        return self._page_python(query, terms, names, keep, depth, probe=positions)
 
     def explain(self, query: str, names: Collection[str]) -> dict[str, tuple[float, float | None]]:
         """For each indexed tool in `names`: (its lexical score for `query`, its similarity in meaning).
@@ -338,7 +367,7 @@ class SearchIndex(Ranking):
         similar: dict[int, float] = {}
         if self._vectors is not None and wanted:
             vectors = self._vectors
-            q = vectors.embedder.encode([query[:MAX_QUERY_CHARS]], vectors.vocabulary)[0]
+            q = vectors.embedder.encode_query(query[:MAX_QUERY_CHARS], vectors.vocabulary)
             similar = {i: float(vectors.matrix[i] @ q) for i in wanted}
         return {name: (lexical[i], similar.get(i)) for i, name in wanted.items()}
 

@@ -144,6 +144,13 @@ def test_limit_and_pages_agree_with_the_full_ranking(index: SearchIndex) -> None
     assert names(page) == full[1:3] and total == len(full)
 
 
+def test_positions_are_the_ranking_in_the_index_order(index: SearchIndex) -> None:
+    ordered = sorted(d.name for d in TOOLS)
+    for query in ["calendar event", "delete", "calendar_events", "nothing like it"]:
+        full = names(index.search(query, limit=3))
+        assert [ordered[i] for i in index.positions(query, limit=3)] == full
+
+
 @pytest.mark.parametrize(
     "query", ["", "   ", "the of and", ".*+?[](){}|^$\\", "(((((", "a" * 100_000, "🙂 ∑ 漢字", "\x00\n\t"]
 )
