@@ -1,19 +1,22 @@
 """Learning from use: the gateway's searches and successful calls in, votes for ranking out.
 
 `Usage` ties a store (the pairs), a session tracker (what each session searched for and was
-shown) and a learned index (the pairs as one document per tool). The learned index is built from a
-snapshot of the store, re-read in a background thread when the store changed: a search never waits
-for the store and uses the last snapshot meanwhile. With an empty store there is no index and no vote,
-so rankings are exactly what they are without learning.
+shown) and a learned index (the pairs' past requests as small documents that vote for their tools).
+The learned index is built from a snapshot of the store, re-read in a background thread when the
+store changed, and searches are counted in memory and written by a background thread: a search never
+waits for the store and uses the last snapshot meanwhile. With an empty store there is no index and
+no vote, so rankings are exactly what they are without learning.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import threading
 import time
 from collections.abc import Collection, Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from ..definition import ToolDefinition
@@ -23,6 +26,7 @@ from .tracker import SessionTracker
 
 log = logging.getLogger("gateway.usage")
 _MAX_INDEXES = 8  # learned indexes of visible sets kept at once
+_WRITE_EVERY = 64  # searches counted in memory before a background thread writes them
 
 IMPORT_PRINCIPAL = "import"
 """The principal imported pairs are recorded for (`gateway usage forget --principal import` drops them)."""
@@ -57,18 +61,41 @@ class Usage:
         self._indexes: dict[int, tuple[Sequence[ToolDefinition], int, LearnedIndex, tuple[str, ...]]] = {}
         self._checked = 0.0
         self._building: threading.Thread | None = None
-        self._searches: list[tuple[str, int]] = []
+        self._searches: list[tuple[str, int]] = []  # (query, tools found), not yet written
+        self._flushing = threading.Lock()  # held while searches are written: a flush waits for the writer
+        self._writer: ThreadPoolExecutor | None = None
+        self._write_queued = False
+        self._closed = False
 
     # -- what happened ---------------------------------------------------------------------------
 
     def searched(self, session: str, query: str, shown: Sequence[str], total: int) -> None:
-        """A discover_tools query and the tools its page showed."""
+        """A discover_tools query and the tools its page showed.
+
+        The search is counted for `gateway usage stats` in memory; every `_WRITE_EVERY` searches a
+        background thread writes the counts, so a search never waits for the store.
+        """
         self.tracker.searched(session, query, shown)
         with self._lock:
             self._searches.append((query, total))
-            flush = len(self._searches) >= 64
-        if flush:
+            write = len(self._searches) >= _WRITE_EVERY and not self._write_queued and not self._closed
+            if write:
+                self._write_queued = True
+                if self._writer is None:
+                    self._writer = ThreadPoolExecutor(1, thread_name_prefix="gateway-usage-writer")
+                writer = self._writer
+        if write:
+            # RuntimeError: the interpreter is exiting, and close() writes what is left.
+            with contextlib.suppress(RuntimeError):
+                writer.submit(self._write)
+
+    def _write(self) -> None:
+        with self._lock:
+            self._write_queued = False
+        try:
             self.flush()
+        except Exception:
+            log.exception("writing the search counts failed; they are not counted")
 
     def invoked(self, session: str, principal: str, tool: str) -> bool:
         """A successful call of `tool`; True when it taught something (a pair was recorded)."""
@@ -80,11 +107,13 @@ class Usage:
         return self.store.add([Pair(query, tool, principal, missed)]) > 0
 
     def flush(self) -> None:
-        """Write the buffered search counts (for `gateway usage stats`)."""
-        with self._lock:
-            searches, self._searches = self._searches, []
-        for query, total in searches:
-            self.store.searched(query, found=total)
+        """Write the search counts not written yet (for `gateway usage stats`); when it returns, every
+        earlier search is in the store, the background writer's too."""
+        with self._flushing:
+            with self._lock:
+                searches, self._searches = self._searches, []
+            if searches:
+                self.store.searched(searches)
 
     # -- what was learned ------------------------------------------------------------------------
 
@@ -211,6 +240,11 @@ class Usage:
         return self.store.forget(principal)
 
     def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            writer, self._writer = self._writer, None
+        if writer is not None:
+            writer.shutdown(wait=True)
         self.flush()
         building = self._building
         if building is not None:

@@ -159,6 +159,20 @@ def test_pairs_of_tools_that_left_the_catalog_are_ignored() -> None:
     assert gw.discover(ANA, query="settle my bill") == plain.discover(ANA, query="settle my bill")
 
 
+def test_every_search_is_counted_for_stats_though_a_search_never_writes_the_store(tmp_path: Path) -> None:
+    usage = learning(tmp_path)
+    gw = Gateway(Catalog(TOOLS), usage=usage, search_cache_dir=False)
+    for _ in range(150):  # more than one batch: the background writer writes some of them
+        gw.discover(ANA, query="jot down a note")
+    gw.discover(ANA, query="zzqx vvmk")
+    stats = usage.stats()  # waits for the writer, then writes the rest
+    assert stats["never_followed"] == [{"query": "jot down a note", "searches": 150}]
+    assert stats["found_nothing"] == [{"query": "zzqx vvmk", "searches": 1}]
+    gw.discover(ANA, query="zzqx vvmk")
+    usage.close()  # writes what is left
+    assert learning(tmp_path).stats()["found_nothing"] == [{"query": "zzqx vvmk", "searches": 2}]
+
+
 def test_forgetting_one_principal_or_everything(tmp_path: Path) -> None:
     usage = learning(tmp_path)
     usage.store.add([Pair("a", "notes_create", "ana"), Pair("b", "notes_create", "bob")])
