@@ -23,8 +23,6 @@ from .store import Evidence
 
 NEIGHBOURS = 30
 """How many past queries vote on one request."""
-MIN_VOTE = 0.05
-"""Weaker votes are dropped: at twice the page's best text score, 0.05 can only break a near-tie."""
 SIMILARITY_FLOOR = 0.3
 """Below this cosine two requests are unrelated (the embeddings of unrelated requests land around it)."""
 
@@ -108,7 +106,7 @@ class LearnedIndex:
                 if (not categories or known[tool].category in categories)
                 and (not actions or known[tool].action in actions)
             }
-        return {tool: min(1.0, vote) for tool, vote in votes.items() if vote >= MIN_VOTE}
+        return {tool: min(1.0, vote) for tool, vote in votes.items() if vote > 0.0}
 
     def _closeness(self, query: str, neighbours: list[int]) -> list[float]:
         """How close each neighbour (a past query's number) is to `query`, in [0, 1]."""
