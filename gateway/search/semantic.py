@@ -40,7 +40,7 @@ _LOW_SAMPLE = 2048  # an even sample of at most this many tools sets the low end
 _EMBED_MAX_TOKENS = 512
 _EMBED_CHUNK_TOKENS = 1 << 14  # 16 MiB of gathered rows, reused: no page faults
 _MAX_CACHED_WORDS = 200_000
-_MAX_CACHED_QUERIES = 256  # requests whose token ids are remembered (the same request is encoded twice)
+_MAX_CACHED_QUERIES = 16  # requests whose token rows are remembered (at most 512 KiB each)
 
 
 class Embedder:
@@ -65,7 +65,7 @@ class Embedder:
         self.model_id = f"wordllama l2_supercat {self.table.shape[0]}x{self.dims} {weights.stat().st_size}"
         """Names the vectors this embedder makes: part of a cached index's key."""
         self._ids: dict[str, list[int]] = {}
-        self._query_ids: dict[str, Any] = {}
+        self._queries: dict[str, tuple[Any, Any]] = {}  # request -> its token ids and float32 rows
 
     @property
     def dims(self) -> int:
@@ -188,22 +188,24 @@ class Embedder:
     def encode_query(self, text: str, vocabulary: Vocabulary | None = None, weights: Any = None) -> Any:
         """One request's unit vector: `encode([text], vocabulary, weights)[0]`, with less overhead.
 
-        Its token ids are remembered for the last requests: a discover with learning encodes the same
-        request for the catalog's index (weighted) and for the learned index of past requests (not).
-        A word's ids are the model's whichever vocabulary supplied them.
+        The last requests' token rows are remembered, already widened to float32 (most of the cost):
+        a discover with learning encodes the same request for the catalog's index (weighted) and for
+        the learned index of past requests (not). A word's ids are the model's whichever vocabulary
+        supplied them.
         """
         np = self.np
-        ids = self._query_ids.get(text)
-        if ids is None:
+        cached = self._queries.get(text)
+        if cached is None:
             ids = self._token_ids([text], vocabulary)[0]
-            if len(self._query_ids) >= _MAX_CACHED_QUERIES:
-                self._query_ids.clear()
-            self._query_ids[text] = ids
-        rows = self.table[ids]
+            cached = (ids, self.table[ids].astype(np.float32))
+            if len(self._queries) >= _MAX_CACHED_QUERIES:
+                self._queries.clear()
+            self._queries[text] = cached
+        ids, rows = cached
         if weights is not None:
             rows = rows * weights[ids, None]
-        # The same operations as `encode` on one row, so the vector is the same to the bit.
-        out = rows.sum(axis=0, dtype=np.float32)[None, :]
+        # The same values summed in the same order as `encode`, so the vector is the same to the bit.
+        out = rows.sum(axis=0)[None, :]
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         return (out / np.where(norms > 0, norms, 1.0))[0]
 

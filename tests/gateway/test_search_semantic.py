@@ -68,7 +68,7 @@ def test_a_weighted_text_vector_is_the_normalised_weighted_sum_of_its_token_vect
     assert not np.allclose(embedder.encode([text], vocabulary, weights)[0], embedder.encode([text])[0])
 
 
-# The same request twice: the second is encoded from its remembered token ids.
+# The same request twice: the second is encoded from its remembered token rows.
 @pytest.mark.parametrize(
     "text", ["create a repository webhook", "create a repository webhook", "", "zzyzx qwv"]
 )
