@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
+import heapq
 import json
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
@@ -157,24 +158,25 @@ def _blend(
     every tool of the blended page: one pass of the index, which also scores the voted tools.
     """
     depth = offset + limit
-    # A page of `depth` holds at most `depth` voted tools: the strongest votes are the ones that can
-    # place (a weaker vote with a strong text score is already among the text's best).
-    strongest = sorted(learned, key=lambda name: (-learned[name], name))[:depth]
-    learned = {name: learned[name] for name in strongest}
+    if len(learned) > depth:
+        # A page of `depth` holds at most `depth` voted tools: the strongest votes are the ones that
+        # can place (a weaker vote with a strong text score is already among the text's best).
+        learned = dict(heapq.nsmallest(depth, learned.items(), key=lambda vote: (-vote[1], vote[0])))
     found, total, probed = index.page_and_probe(
         query, categories=categories, actions=actions, limit=depth + len(learned), probe=learned
     )
     scores = {d.name: s for d, s in found}
     tools = {d.name: d for d, _ in found}
     for name, (score, matches) in probed.items():
-        known = index.tool(name)
-        if name not in tools and known is not None:
+        if name not in tools and (known := index.tool(name)) is not None:
             scores[name], tools[name] = score, known
         total += not matches  # a voted tool the text does not match is a match of the evidence
     top = max(scores.values(), default=0.0) or 1.0
-    blended = {name: s / top + VOTE_WEIGHT * learned.get(name, 0.0) for name, s in scores.items()}
-    ranked = sorted(blended, key=lambda name: (-blended[name], name))
-    return [tools[name] for name in ranked[offset:depth]], total
+    ranked = sorted(
+        ((s / top + VOTE_WEIGHT * learned.get(name, 0.0), name) for name, s in scores.items()),
+        key=lambda item: (-item[0], item[1]),
+    )
+    return [tools[name] for _, name in ranked[offset:depth]], total
 
 
 def _entry(

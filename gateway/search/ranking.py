@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import heapq
 from array import array
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
 from .semantic import Vectors
@@ -47,7 +47,7 @@ class Ranking:
         keep: Callable[[int], bool] | None,
         depth: int | None,
         *,
-        probe: Collection[int] = (),
+        probe: Sequence[int] = (),
     ) -> tuple[list[int], list[float], int, dict[int, tuple[float, bool]]]:
         scores: dict[int, float] = {}
         get = scores.get
@@ -94,7 +94,7 @@ class Ranking:
         mask: Any,
         depth: int | None,
         *,
-        probe: Collection[int] = (),
+        probe: Sequence[int] = (),
     ) -> tuple[list[int], list[float], int, dict[int, tuple[float, bool]]]:
         np = self._np
         tier: Any = None
@@ -158,21 +158,18 @@ class Ranking:
         return np.bincount(postings, weights=impacts, minlength=len(self._names))
 
     def _probed(
-        self, ids: Any, scores: Any, matched: Any, probe: Collection[int]
+        self, ids: Any, scores: Any, matched: Any, probe: Sequence[int]
     ) -> dict[int, tuple[float, bool]]:
         """(score, matches the query) of each probed tool among the candidates (ids are sorted)."""
         np = self._np
-        if not probe:
-            return {}
-        wanted = np.fromiter(probe, dtype=np.intp, count=len(probe))
-        at = np.minimum(np.searchsorted(ids, wanted), max(len(ids) - 1, 0))
-        found = (ids[at] == wanted) if len(ids) else np.zeros(len(wanted), dtype=bool)
-        hit_scores = np.where(found, scores[at] if len(ids) else 0.0, 0.0)
-        hit_matched = found if matched is None else found & matched[at]
-        return {
-            int(i): (float(score), bool(match))
-            for i, score, match in zip(wanted, hit_scores, hit_matched, strict=True)
-        }
+        if not probe or not len(ids):
+            return dict.fromkeys(probe, (0.0, False))
+        wanted = np.asarray(probe, dtype=np.intp)
+        at = np.minimum(np.searchsorted(ids, wanted), len(ids) - 1)
+        found = ids[at] == wanted
+        hit_scores = np.where(found, scores[at], 0.0).tolist()
+        hit_matched = (found if matched is None else found & matched[at]).tolist()
+        return dict(zip(probe, zip(hit_scores, hit_matched, strict=True), strict=True))
 
     def _ordered(self, ids: Any, scores: Any, tier: Any, depth: int | None) -> tuple[list[int], list[float]]:
         """The best `depth` candidates; tools scored exactly first (large hybrid catalogs)."""
