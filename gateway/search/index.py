@@ -191,10 +191,12 @@ class SearchIndex(Ranking):
         t = self._terms[term]
         return self._starts[t + 1] - self._starts[t]
 
-    def _correct(self, token: str) -> str | None:
-        """The indexed word one edit away from `token` (the most frequent, then the first by spelling)."""
-        if token in self._corrections:
-            return self._corrections[token]
+    def typo_map(self) -> dict[str, tuple[str, ...]]:
+        """Every indexed word of four letters or more under itself and each of its one-letter deletions.
+
+        Built by the first query with an unknown word; an index built in the background (the learned
+        index) builds it there, so that no search waits for it.
+        """
         if self._typo_map is None:
             typo_map: dict[str, list[str]] = {}
             for term in self._terms:
@@ -202,9 +204,16 @@ class SearchIndex(Ranking):
                     for variant in deletions(term) | {term}:
                         typo_map.setdefault(variant, []).append(term)
             self._typo_map = {k: tuple(v) for k, v in typo_map.items()}
+        return self._typo_map
+
+    def _correct(self, token: str) -> str | None:
+        """The indexed word one edit away from `token` (the most frequent, then the first by spelling)."""
+        if token in self._corrections:
+            return self._corrections[token]
+        typo_map = self.typo_map()
         candidates: set[str] = set()
         for variant in deletions(token) | {token}:
-            candidates.update(self._typo_map.get(variant, ()))
+            candidates.update(typo_map.get(variant, ()))
         candidates.discard(token)
         best = min(candidates, key=lambda t: (-self._df(t), t)) if candidates else None
         if len(self._corrections) >= _MAX_CORRECTIONS:
