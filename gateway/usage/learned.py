@@ -63,6 +63,8 @@ class LearnedIndex:
         self.tools = frozenset(t for tools_of in self._owners for t, _ in tools_of)
         # The documents are named in their order, so an index position is a past query's number.
         self._index = SearchIndex(documents, semantic=False) if documents else None
+        if self._index is not None:
+            self._index.typo_map()  # built with the index (in the background), not by a search
         self._embedder = embedder() if semantic is not False and documents else None
         self._vectors: Any = None
         if self._embedder is not None:

@@ -134,16 +134,18 @@ class Usage:
     def learned(self, tools: Sequence[ToolDefinition], *, wait: bool = False) -> LearnedIndex | None:
         """The learned index over `tools`, from the latest snapshot of the store (None: no evidence).
 
-        The snapshot is refreshed in the background when the store changed (checked at most every
-        `check_seconds`); the first one, or with `wait`, is read now.
+        When the store changed (checked at most every `check_seconds`), the snapshot and the learned
+        indexes of the visible sets in use are rebuilt in the background, and searches use the last
+        ones meanwhile; the first snapshot, with `wait` the current one, and the index of a visible
+        set not seen before are built now.
         """
-        snapshot = self._refresh(wait=wait)
+        self._refresh(wait=wait)
+        # The gateway hands the same tuple for the same visible set: found by identity, no hashing.
+        with self._lock:
+            snapshot, cached = self._snapshot, self._indexes.get(id(tools))
         if snapshot is None or not snapshot[1]:
             return None
         version, evidence = snapshot
-        # The gateway hands the same tuple for the same visible set: found by identity, no hashing.
-        with self._lock:
-            cached = self._indexes.get(id(tools))
         if cached is not None and cached[0] is tools and cached[1] == version:
             found = cached[2]
         else:
@@ -157,26 +159,35 @@ class Usage:
                     del self._indexes[next(iter(self._indexes))]
         return found if len(found) else None
 
-    def _refresh(self, *, wait: bool) -> tuple[int, list[Evidence]] | None:
+    def _refresh(self, *, wait: bool) -> None:
         now = time.monotonic()
         current = self._snapshot
         if current is not None and not wait and now - self._checked < self.check_seconds:
-            return current
+            return
         self._checked = now
         version = self.store.version()
         if current is not None and current[0] == version:
-            return current
+            return
         if current is None or wait:
             self._load(version)
         else:
             self._load_later(version)
-        return self._snapshot
 
     def _load(self, version: int) -> None:
-        snapshot = (version, self.store.evidence())
+        """Read the store, build the learned indexes of the visible sets in use from it, then put the
+        snapshot and its indexes in place at once: a search never builds the index of a changed store."""
+        evidence = self.store.evidence()
         with self._lock:
-            self._snapshot = snapshot
-            self._indexes.clear()
+            in_use = list(self._indexes.items())
+        indexes: dict[int, tuple[Sequence[ToolDefinition], int, LearnedIndex, tuple[str, ...]]] = {}
+        built: dict[tuple[str, ...], LearnedIndex] = {}
+        for key, (tools, _, _, names) in in_use if evidence else ():
+            if names not in built:
+                built[names] = LearnedIndex(evidence, tools, semantic=self.semantic)
+            indexes[key] = (tools, version, built[names], names)
+        with self._lock:
+            self._snapshot = (version, evidence)
+            self._indexes = indexes
 
     def _load_later(self, version: int) -> None:
         with self._lock:
