@@ -331,10 +331,21 @@ class SearchIndex(Ranking):
         return hits, total, {all_names[i]: found for i, found in probed.items()}
 
     def positions(self, query: str, *, limit: int) -> list[int]:
-        """The best `limit` matches of `query`, as positions in the index's order (by name): `search`
-        without building its answer, for an index whose documents stand for something else (the
-        learned index's past requests)."""
-        return self._rank(query, limit, [])[0][:limit]
+        """The best `limit` documents for `query` by their words alone (BM25F, ties by name), as
+        positions in the index's order (by name).
+
+        Names are not matched and the semantic layer is not asked: for an index whose documents stand
+        for something else and whose names mean nothing (the learned index's past requests).
+        """
+        terms = [(self._terms[t], w) for t, w in self.query_terms(query).items()]
+        if not terms or limit <= 0:
+            return []
+        if (
+            self._np is not None
+            and sum(self._starts[t + 1] - self._starts[t] for t, _ in terms) >= self._numpy_min
+        ):
+            return self._best_numpy(terms, limit)
+        return self._page_python(query, terms, [], None, limit)[0][:limit]
 
     def _rank(
         self,

@@ -145,6 +145,14 @@ class Ranking:
         ordered, ordered_scores = self._ordered(ids, scores, tier, depth)
         return ordered, ordered_scores, total, probed
 
+    def _best_numpy(self, terms: list[tuple[int, float]], depth: int) -> list[int]:
+        """The best `depth` tools by lexical score alone (rank weights applied), ties by id."""
+        np = self._np
+        lexical = self._lexical(terms)
+        ids = np.flatnonzero(lexical > 0)
+        scores = lexical[ids] if self._np_weights is None else lexical[ids] * self._np_weights[ids]
+        return self._top(ids, scores, depth)[0]
+
     def _lexical(self, terms: list[tuple[int, float]]) -> Any:
         """Every tool's lexical score (dense, zero where no term matches), in one bincount: each tool's
         sum is taken in term order, as the pure-Python loop does."""

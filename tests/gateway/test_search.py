@@ -144,11 +144,15 @@ def test_limit_and_pages_agree_with_the_full_ranking(index: SearchIndex) -> None
     assert names(page) == full[1:3] and total == len(full)
 
 
-def test_positions_are_the_ranking_in_the_index_order(index: SearchIndex) -> None:
+def test_positions_are_the_ranking_by_words_in_the_index_order(index: SearchIndex) -> None:
     ordered = sorted(d.name for d in TOOLS)
-    for query in ["calendar event", "delete", "calendar_events", "nothing like it"]:
+    for query in ["calendar event", "delete", "remove the email", "nothing like it"]:
         full = names(index.search(query, limit=3))
         assert [ordered[i] for i in index.positions(query, limit=3)] == full
+    # A name is not matched as a name: its words rank.
+    assert index.positions("calendar_events_list", limit=5) == index.positions(
+        "calendar events list", limit=5
+    )
 
 
 @pytest.mark.parametrize(
