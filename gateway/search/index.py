@@ -19,9 +19,7 @@ import bisect
 import logging
 import math
 import re
-from collections import Counter
-from collections.abc import Collection, Iterable, Sequence
-from functools import lru_cache
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from os import PathLike
 from pathlib import Path
 from typing import Any
@@ -30,9 +28,9 @@ from ..definition import ToolDefinition
 from . import cache
 from .cache import IndexParts, default_cache_dir, fingerprint
 from .postings import ACTION_MARK, field_texts, numpy_available, numpy_module, postings
-from .ranking import MAX_QUERY_CHARS, Ranking
+from .ranking import MAX_QUERY_CHARS, Ranking, blend_boosts
 from .semantic import Vectors, embedder, embedding_text, param_names, semantic_available
-from .text import STOP_WORDS, deletions, query_actions, stem, words
+from .text import analyse, deletions, stem
 
 _log = logging.getLogger(__name__)
 
@@ -68,16 +66,6 @@ def _want_semantic(semantic: bool | None) -> bool:
             "the semantic layer needs the 'search' extra: pip install 'metatool-gateway[search]'"
         )
     return semantic
-
-
-@lru_cache(maxsize=256)
-def _analysed(query: str) -> tuple[tuple[tuple[str, str, int], ...], tuple[str, ...]]:
-    """A request's distinct words without stop words (word, stem, occurrences) and the actions its verbs
-    name: what any index makes of it before its own vocabulary. Remembered for the last requests: a
-    discover with learning analyses the same request for the catalog's index and the learned one."""
-    raw = words(query)
-    counted = Counter(w for w in raw if w not in STOP_WORDS)
-    return tuple((word, stem(word), count) for word, count in counted.items()), tuple(query_actions(raw))
 
 
 class SearchIndex(Ranking):
@@ -223,7 +211,7 @@ class SearchIndex(Ranking):
 
     def query_terms(self, query: str) -> dict[str, float]:
         """The weighted index terms a query looks for: its words, typo corrections and action concepts."""
-        counted, actions = _analysed(query[:MAX_QUERY_CHARS])
+        counted, actions = analyse(query[:MAX_QUERY_CHARS])
         terms: dict[str, float] = {}
         # Each distinct word once (a long request repeats its words), counted by its occurrences.
         for word, stemmed, count in counted:
@@ -298,37 +286,51 @@ class SearchIndex(Ranking):
         actions: Collection[str] | None = None,
         offset: int = 0,
         limit: int | None = None,
+        boosts: Mapping[str, float] | None = None,
     ) -> tuple[list[tuple[ToolDefinition, float]], int]:
         """One page of `search`, and the number of tools that match the query (its words or a name).
 
         With the semantic layer, the tools nearest the query in meaning may fill a page after the
         matches; they are not counted, so the total means the same with and without that layer.
-        """
-        hits, total, _ = self.page_and_probe(
-            query, allowed, categories=categories, actions=actions, offset=offset, limit=limit
-        )
-        return hits, total
 
-    def page_and_probe(
+        `boosts` (tool name -> amount) are added to the scores once each is divided by the best; a
+        boosted tool the query does not match joins the page and counts as a match. A boost only
+        raises its tool, so the text's best `offset + limit + len(boosts)`, with the boosted tools,
+        hold every tool of the page: one pass of the index, which also scores the boosted tools.
+        """
+        depth = None if limit is None else offset + limit
+        if boosts:
+            return self._boosted(
+                query, boosts, offset, depth, allowed=allowed, categories=categories, actions=actions
+            )
+        ids, scores, total, _ = self._rank(
+            query, depth, [], allowed=allowed, categories=categories, actions=actions
+        )
+        tools = self._tools
+        return [(tools[i], s) for i, s in zip(ids[offset:depth], scores[offset:depth], strict=True)], total
+
+    def _boosted(
         self,
         query: str,
-        allowed: Collection[str] | None = None,
+        boosts: Mapping[str, float],
+        offset: int,
+        depth: int | None,
         *,
-        categories: Collection[str] | None = None,
-        actions: Collection[str] | None = None,
-        offset: int = 0,
-        limit: int | None = None,
-        probe: Collection[str] = (),
-    ) -> tuple[list[tuple[ToolDefinition, float]], int, dict[str, tuple[float, bool]]]:
-        """`page`, and for each tool named in `probe`: (its score, whether it matches the query)."""
-        depth = None if limit is None else offset + limit
-        positions = [self._position[name] for name in probe if name in self._position]
+        allowed: Collection[str] | None,
+        categories: Collection[str] | None,
+        actions: Collection[str] | None,
+    ) -> tuple[list[tuple[ToolDefinition, float]], int]:
+        boost = {self._position[name]: b for name, b in boosts.items() if name in self._position}
+        if allowed is not None or categories or actions:
+            keep = self._filter(allowed, categories, actions)
+            boost = {i: b for i, b in boost.items() if keep(i)}
+        deeper = None if depth is None else depth + len(boost)
         ids, scores, total, probed = self._rank(
-            query, depth, positions, allowed=allowed, categories=categories, actions=actions
+            query, deeper, list(boost), allowed=allowed, categories=categories, actions=actions
         )
-        tools, all_names = self._tools, self._names
-        hits = [(tools[i], s) for i, s in zip(ids[offset:depth], scores[offset:depth], strict=True)]
-        return hits, total, {all_names[i]: found for i, found in probed.items()}
+        ranked, blended, total = blend_boosts(ids[:deeper], scores[:deeper], total, probed, boost)
+        hits = zip(ranked[offset:depth], blended[offset:depth], strict=True)
+        return [(self._tools[i], s) for i, s in hits], total
 
     def positions(self, query: str, *, limit: int) -> list[int]:
         """The best `limit` documents for `query` by their words alone (BM25F, ties by name), as

@@ -257,3 +257,23 @@ class Ranking:
             chosen[np.fromiter((position[a] for a in allowed if a in position), dtype=np.intp)] = True
             mask &= chosen
         return mask
+
+
+def blend_boosts(
+    ids: list[int],
+    scores: list[float],
+    total: int,
+    probed: dict[int, tuple[float, bool]],
+    boost: dict[int, float],
+) -> tuple[list[int], list[float], int]:
+    """Candidates (a page's and the probed boosted tools) ranked by their score divided by the best
+    plus their boost, ties by id (ids follow names); their blended scores; and the total, with each
+    boosted tool the text does not match counted as a match."""
+    found = dict(zip(ids, scores, strict=True))
+    for i, (score, matches) in probed.items():
+        found.setdefault(i, score)
+        total += not matches
+    top = max(found.values(), default=0.0) or 1.0
+    blended = {i: s / top + boost.get(i, 0.0) for i, s in found.items()}
+    ranked = sorted(blended, key=lambda i: (-blended[i], i))
+    return ranked, [blended[i] for i in ranked], total

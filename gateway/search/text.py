@@ -6,6 +6,7 @@ Shared by the index (`gateway.search`) and its tests; pure Python, no dependency
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Sequence
 from functools import lru_cache
 from itertools import filterfalse
@@ -369,6 +370,16 @@ def query_actions(raw: Sequence[str]) -> list[str]:
         if action is not None and action not in found:
             found.append(action)
     return found
+
+
+@lru_cache(maxsize=256)
+def analyse(request: str) -> tuple[tuple[tuple[str, str, int], ...], tuple[str, ...]]:
+    """A request's distinct words without stop words (word, stem, occurrences) and the actions its
+    verbs name: what any index makes of it before its own vocabulary. Remembered for the last
+    requests: a discover with learning analyses one request for the catalog's index and the learned one."""
+    raw = words(request)
+    counted = Counter(w for w in raw if w not in STOP_WORDS)
+    return tuple((word, stem(word), count) for word, count in counted.items()), tuple(query_actions(raw))
 
 
 def deletions(word: str) -> set[str]:
