@@ -4,11 +4,10 @@ Every distinct past query is a small document in a lexical index (the catalog's 
 `gateway.search`: stems, typos, verbs), which finds a request's `NEIGHBOURS` nearest past queries
 cheaply, by their words (`SearchIndex.positions`). Each votes for its tools with its closeness to
 the request times the pair's weight (capped at 1; it decays with age); a tool's vote is the sum,
-capped at 1. Closeness is absolute, never
-relative to the best neighbour, so a request that shares one common word with the history gets a
-small vote, not a strong one: with the semantic layer, the cosine of the two requests' embeddings
-above `SIMILARITY_FLOOR`, rescaled to (0, 1]; without it, the overlap of their stems weighted by
-rarity (a weighted Jaccard), to the power 1.5.
+capped at 1. Closeness is absolute, never relative to the best neighbour, so a request that shares
+one common word with the history gets a small vote, not a strong one: with the semantic layer, the
+cosine of the two requests' embeddings above `SIMILARITY_FLOOR`, rescaled to (0, 1]; without it, the
+overlap of their stems weighted by rarity (a weighted Jaccard), to the power 1.5.
 """
 
 from __future__ import annotations
