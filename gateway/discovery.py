@@ -11,7 +11,6 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
-import heapq
 import json
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
@@ -159,7 +158,7 @@ def _blend(
     if len(learned) > depth:
         # A page of `depth` holds at most `depth` voted tools: the strongest votes are the ones that
         # can place (a weaker vote with a strong text score is already among the text's best).
-        learned = dict(heapq.nsmallest(depth, learned.items(), key=lambda vote: (-vote[1], vote[0])))
+        learned = {name: -vote for vote, name in sorted([(-v, name) for name, v in learned.items()])[:depth]}
     found, total = index.page(
         query,
         categories=categories,

@@ -274,6 +274,5 @@ def blend_boosts(
         found.setdefault(i, score)
         total += not matches
     top = max(found.values(), default=0.0) or 1.0
-    blended = {i: s / top + boost.get(i, 0.0) for i, s in found.items()}
-    ranked = sorted(blended, key=lambda i: (-blended[i], i))
-    return ranked, [blended[i] for i in ranked], total
+    ranked = sorted([(-(s / top + boost.get(i, 0.0)), i) for i, s in found.items()])
+    return [i for _, i in ranked], [-b for b, _ in ranked], total

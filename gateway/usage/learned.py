@@ -40,8 +40,9 @@ class LearnedIndex:
         self._tools = {d.name: d for d in tools}
         owners: dict[str, dict[str, float]] = {}
         for e in evidence:
-            if e.tool in self._tools:
-                owners.setdefault(e.query, {})[e.tool] = min(1.0, e.weight)
+            d = self._tools.get(e.tool)
+            if d is not None:  # the tool's own name: one string for all its pairs, not one per row
+                owners.setdefault(e.query, {})[d.name] = min(1.0, e.weight)
         self._owners: list[tuple[tuple[str, float], ...]] = []  # by past query: (tool, weight) pairs
         self._words: list[frozenset[str]] = []
         documents = []
