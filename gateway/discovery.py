@@ -103,8 +103,9 @@ def discover(
     limit = max(1, min(limit, MAX_DISCOVER_LIMIT))
     if query:
         # The index ranks (exact name, name prefix, then score) and filters.
-        learned = votes(query, categories, actions) if votes is not None else {}
-        if learned and index.tool(query.strip().lower()) is None:  # an exact name stays first
+        exact = index.tool(query.lower()) is not None  # an exact name stays first: no vote asked
+        learned = votes(query, categories, actions) if votes is not None and not exact else {}
+        if learned:
             page, total = _blend(
                 index, query, learned, categories=categories, actions=actions, offset=offset, limit=limit
             )
@@ -151,30 +152,22 @@ def _blend(
     offset: int,
     limit: int,
 ) -> tuple[list[ToolDefinition], int]:
-    """The text's ranking with learned votes added; the total counts the voted tools too.
-
-    A vote only raises its tool, so the text's best `depth + votes`, plus the voted tools, hold
-    every tool of the blended page: one pass of the index, which also scores the voted tools.
-    """
+    """The text's ranking with `VOTE_WEIGHT` times each learned vote added to its tool's score (the
+    scores divided by the best); the total counts the voted tools too."""
     depth = offset + limit
-    # A page of `depth` holds at most `depth` voted tools: the strongest votes are the ones that can
-    # place (a weaker vote with a strong text score is already among the text's best).
-    strongest = sorted(learned, key=lambda name: (-learned[name], name))[:depth]
-    learned = {name: learned[name] for name in strongest}
-    found, total, probed = index.page_and_probe(
-        query, categories=categories, actions=actions, limit=depth + len(learned), probe=learned
+    if len(learned) > depth:
+        # A page of `depth` holds at most `depth` voted tools: the strongest votes are the ones that
+        # can place (a weaker vote with a strong text score is already among the text's best).
+        learned = {name: -vote for vote, name in sorted([(-v, name) for name, v in learned.items()])[:depth]}
+    found, total = index.page(
+        query,
+        categories=categories,
+        actions=actions,
+        offset=offset,
+        limit=limit,
+        boosts={name: VOTE_WEIGHT * vote for name, vote in learned.items()},
     )
-    scores = {d.name: s for d, s in found}
-    tools = {d.name: d for d, _ in found}
-    for name, (score, matches) in probed.items():
-        known = index.tool(name)
-        if name not in tools and known is not None:
-            scores[name], tools[name] = score, known
-        total += not matches  # a voted tool the text does not match is a match of the evidence
-    top = max(scores.values(), default=0.0) or 1.0
-    blended = {name: s / top + VOTE_WEIGHT * learned.get(name, 0.0) for name, s in scores.items()}
-    ranked = sorted(blended, key=lambda name: (-blended[name], name))
-    return [tools[name] for name in ranked[offset:depth]], total
+    return [d for d, _ in found], total
 
 
 def _entry(

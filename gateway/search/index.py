@@ -19,8 +19,7 @@ import bisect
 import logging
 import math
 import re
-from collections import Counter
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from os import PathLike
 from pathlib import Path
 from typing import Any
@@ -29,10 +28,10 @@ from ..definition import ToolDefinition
 from . import cache
 from .cache import IndexParts, default_cache_dir, fingerprint
 from .postings import ACTION_MARK, field_texts, numpy_available, numpy_module, postings
-from .ranking import MAX_QUERY_CHARS, Ranking
+from .ranking import MAX_QUERY_CHARS, Ranking, blend_boosts
 from .semantic import Vectors, embedder, embedding_text, param_names, semantic_available
-from .text import STOP_WORDS, deletions, stem, words
-from .verbs import phrasal, query_actions
+from .text import deletions, stem
+from .verbs import analyse
 
 _log = logging.getLogger(__name__)
 
@@ -181,10 +180,12 @@ class SearchIndex(Ranking):
         t = self._terms[term]
         return self._starts[t + 1] - self._starts[t]
 
-    def _correct(self, token: str) -> str | None:
-        """The indexed word one edit away from `token` (the most frequent, then the first by spelling)."""
-        if token in self._corrections:
-            return self._corrections[token]
+    def typo_map(self) -> dict[str, tuple[str, ...]]:
+        """Every indexed word of four letters or more under itself and each of its one-letter deletions.
+
+        Built by the first query with an unknown word; an index built in the background (the learned
+        index) builds it there, so that no search waits for it.
+        """
         if self._typo_map is None:
             typo_map: dict[str, list[str]] = {}
             for term in self._terms:
@@ -192,9 +193,16 @@ class SearchIndex(Ranking):
                     for variant in deletions(term) | {term}:
                         typo_map.setdefault(variant, []).append(term)
             self._typo_map = {k: tuple(v) for k, v in typo_map.items()}
+        return self._typo_map
+
+    def _correct(self, token: str) -> str | None:
+        """The indexed word one edit away from `token` (the most frequent, then the first by spelling)."""
+        if token in self._corrections:
+            return self._corrections[token]
+        typo_map = self.typo_map()
         candidates: set[str] = set()
         for variant in deletions(token) | {token}:
-            candidates.update(self._typo_map.get(variant, ()))
+            candidates.update(typo_map.get(variant, ()))
         candidates.discard(token)
         best = min(candidates, key=lambda t: (-self._df(t), t)) if candidates else None
         if len(self._corrections) >= _MAX_CORRECTIONS:
@@ -204,19 +212,18 @@ class SearchIndex(Ranking):
 
     def query_terms(self, query: str) -> dict[str, float]:
         """The weighted index terms a query looks for: its words, typo corrections and action concepts."""
-        raw = phrasal(words(query[:MAX_QUERY_CHARS]))
+        counted, actions = analyse(query[:MAX_QUERY_CHARS])
         terms: dict[str, float] = {}
         # Each distinct word once (a long request repeats its words), counted by its occurrences.
-        for word, count in Counter(w for w in raw if w not in STOP_WORDS).items():
-            token = stem(word)
-            weight = 1.0
+        for word, stemmed, count in counted:
+            token, weight = stemmed, 1.0
             if token not in self._terms and 4 <= len(token) <= 24 and token.isalpha():
                 # The stem of a misspelt word can be further from the right stem than the word itself.
                 corrected = self._correct(token) or self._correct(word)
                 if corrected is not None:
                     token, weight = corrected, _TYPO_WEIGHT
             terms[token] = terms.get(token, 0.0) + weight * count
-        for action in query_actions(raw):
+        for action in actions:
             terms[ACTION_MARK + action] = _SYNONYM_WEIGHT
             stemmed = stem(action)
             if stemmed not in terms:
@@ -280,46 +287,90 @@ class SearchIndex(Ranking):
         actions: Collection[str] | None = None,
         offset: int = 0,
         limit: int | None = None,
+        boosts: Mapping[str, float] | None = None,
     ) -> tuple[list[tuple[ToolDefinition, float]], int]:
         """One page of `search`, and the number of tools that match the query (its words or a name).
 
         With the semantic layer, the tools nearest the query in meaning may fill a page after the
         matches; they are not counted, so the total means the same with and without that layer.
-        """
-        hits, total, _ = self.page_and_probe(
-            query, allowed, categories=categories, actions=actions, offset=offset, limit=limit
-        )
-        return hits, total
 
-    def page_and_probe(
+        `boosts` (tool name -> amount) are added to the scores once each is divided by the best; a
+        boosted tool the query does not match joins the page and counts as a match. A boost only
+        raises its tool, so the text's best `offset + limit + len(boosts)`, with the boosted tools,
+        hold every tool of the page: one pass of the index, which also scores the boosted tools.
+        """
+        depth = None if limit is None else offset + limit
+        if boosts:
+            return self._boosted(
+                query, boosts, offset, depth, allowed=allowed, categories=categories, actions=actions
+            )
+        ids, scores, total, _ = self._rank(
+            query, depth, [], allowed=allowed, categories=categories, actions=actions
+        )
+        tools = self._tools
+        return [(tools[i], s) for i, s in zip(ids[offset:depth], scores[offset:depth], strict=True)], total
+
+    def _boosted(
         self,
         query: str,
-        allowed: Collection[str] | None = None,
+        boosts: Mapping[str, float],
+        offset: int,
+        depth: int | None,
         *,
+        allowed: Collection[str] | None,
+        categories: Collection[str] | None,
+        actions: Collection[str] | None,
+    ) -> tuple[list[tuple[ToolDefinition, float]], int]:
+        boost = {self._position[name]: b for name, b in boosts.items() if name in self._position}
+        if allowed is not None or categories or actions:
+            keep = self._filter(allowed, categories, actions)
+            boost = {i: b for i, b in boost.items() if keep(i)}
+        deeper = None if depth is None else depth + len(boost)
+        ids, scores, total, probed = self._rank(
+            query, deeper, list(boost), allowed=allowed, categories=categories, actions=actions
+        )
+        ranked, blended, total = blend_boosts(ids[:deeper], scores[:deeper], total, probed, boost)
+        hits = zip(ranked[offset:depth], blended[offset:depth], strict=True)
+        return [(self._tools[i], s) for i, s in hits], total
+
+    def positions(self, query: str, *, limit: int) -> list[int]:
+        """The best `limit` documents for `query` by their words alone (BM25F, ties by name), as
+        positions in the index's order (by name).
+
+        Names are not matched and the semantic layer is not asked: for an index whose documents stand
+        for something else and whose names mean nothing (the learned index's past requests).
+        """
+        terms = [(self._terms[t], w) for t, w in self.query_terms(query).items()]
+        if not terms or limit <= 0:
+            return []
+        if (
+            self._np is not None
+            and sum(self._starts[t + 1] - self._starts[t] for t, _ in terms) >= self._numpy_min
+        ):
+            return self._best_numpy(terms, limit)
+        return self._page_python(query, terms, [], None, limit)[0][:limit]
+
+    def _rank(
+        self,
+        query: str,
+        depth: int | None,
+        positions: list[int],
+        *,
+        allowed: Collection[str] | None = None,
         categories: Collection[str] | None = None,
         actions: Collection[str] | None = None,
-        offset: int = 0,
-        limit: int | None = None,
-        probe: Collection[str] = (),
-    ) -> tuple[list[tuple[ToolDefinition, float]], int, dict[str, tuple[float, bool]]]:
-        """`page`, and for each tool named in `probe`: (its score, whether it matches the query)."""
+    ) -> tuple[list[int], list[float], int, dict[int, tuple[float, bool]]]:
         terms = [(self._terms[t], w) for t, w in self.query_terms(query).items()]
         names = self._name_hits(query)
-        depth = None if limit is None else offset + limit
-        positions = [self._position[name] for name in probe if name in self._position]
         filtered = allowed is not None or bool(categories) or bool(actions)
         if self._np is not None and (
             (terms and self._vectors is not None)
             or sum(self._starts[t + 1] - self._starts[t] for t, _ in terms) >= self._numpy_min
         ):
             mask = self._mask(allowed, categories, actions) if filtered else None
-            ids, scores, total, probed = self._page_numpy(query, terms, names, mask, depth, probe=positions)
-        else:
-            keep = self._filter(allowed, categories, actions) if filtered else None
-            ids, scores, total, probed = self._page_python(query, terms, names, keep, depth, probe=positions)
-        tools, all_names = self._tools, self._names
-        hits = [(tools[i], s) for i, s in zip(ids[offset:depth], scores[offset:depth], strict=True)]
-        return hits, total, {all_names[i]: found for i, found in probed.items()}
+            return self._page_numpy(query, terms, names, mask, depth, probe=positions)
+        keep = self._filter(allowed, categories, actions) if filtered else None
+        return self._page_python(query, terms, names, keep, depth, probe=positions)
 
     def explain(self, query: str, names: Collection[str]) -> dict[str, tuple[float, float | None]]:
         """For each indexed tool in `names`: (its lexical score for `query`, its similarity in meaning).
@@ -339,7 +390,7 @@ class SearchIndex(Ranking):
         similar: dict[int, float] = {}
         if self._vectors is not None and wanted:
             vectors = self._vectors
-            q = vectors.embedder.encode([query[:MAX_QUERY_CHARS]], vectors.vocabulary)[0]
+            q = vectors.embedder.encode_query(query[:MAX_QUERY_CHARS], vectors.vocabulary)
             similar = {i: float(vectors.matrix[i] @ q) for i in wanted}
         return {name: (lexical[i], similar.get(i)) for i, name in wanted.items()}
 

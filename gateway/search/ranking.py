@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import heapq
 from array import array
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
 from .semantic import Vectors
@@ -47,7 +47,7 @@ class Ranking:
         keep: Callable[[int], bool] | None,
         depth: int | None,
         *,
-        probe: Collection[int] = (),
+        probe: Sequence[int] = (),
     ) -> tuple[list[int], list[float], int, dict[int, tuple[float, bool]]]:
         scores: dict[int, float] = {}
         get = scores.get
@@ -94,29 +94,19 @@ class Ranking:
         mask: Any,
         depth: int | None,
         *,
-        probe: Collection[int] = (),
+        probe: Sequence[int] = (),
     ) -> tuple[list[int], list[float], int, dict[int, tuple[float, bool]]]:
         np = self._np
-        n = len(self._names)
         tier: Any = None
         matched: Any = None  # with the semantic layer: which candidates match the query's words
         if terms:
-            starts = self._starts
-            ranges = [(starts[t], starts[t + 1]) for t, _ in terms]
-            # One bincount: each tool's sum is taken in term order, as the pure-Python loop does.
-            postings = np.concatenate([self._np_ids[a:b] for a, b in ranges])
-            impacts = np.concatenate(
-                [
-                    np.multiply(self._np_impacts[a:b], w, dtype=np.float64)
-                    for (a, b), (_, w) in zip(ranges, terms, strict=True)
-                ]
-            )
-            lexical = np.bincount(postings, weights=impacts, minlength=n)
+            lexical = self._lexical(terms)
             if self._vectors is not None:
                 ids, scores, tier = self._vectors.blend(query[:MAX_QUERY_CHARS], lexical, mask, depth)
                 matched = lexical[ids] > 0
             else:
-                ids = np.flatnonzero(lexical)
+                # Scores are positive: a boolean mask finds them several times faster than a float array.
+                ids = np.flatnonzero(lexical > 0)
                 scores = lexical[ids]
             if self._np_weights is not None:
                 scores = scores * self._np_weights[ids]
@@ -155,22 +145,39 @@ class Ranking:
         ordered, ordered_scores = self._ordered(ids, scores, tier, depth)
         return ordered, ordered_scores, total, probed
 
+    def _best_numpy(self, terms: list[tuple[int, float]], depth: int) -> list[int]:
+        """The best `depth` tools by lexical score alone (rank weights applied), ties by id."""
+        np = self._np
+        lexical = self._lexical(terms)
+        ids = np.flatnonzero(lexical > 0)
+        scores = lexical[ids] if self._np_weights is None else lexical[ids] * self._np_weights[ids]
+        return self._top(ids, scores, depth)[0]
+
+    def _lexical(self, terms: list[tuple[int, float]]) -> Any:
+        """Every tool's lexical score (dense, zero where no term matches), in one bincount: each tool's
+        sum is taken in term order, as the pure-Python loop does."""
+        np = self._np
+        starts = self._starts
+        ranges = [(starts[t], starts[t + 1]) for t, _ in terms]
+        postings = np.concatenate([self._np_ids[a:b] for a, b in ranges])
+        impacts = np.concatenate([self._np_impacts[a:b] for a, b in ranges]).astype(np.float64)
+        if any(w != 1.0 for _, w in terms):  # the same products as weighing each term's slice
+            impacts *= np.repeat([w for _, w in terms], [b - a for a, b in ranges])
+        return np.bincount(postings, weights=impacts, minlength=len(self._names))
+
     def _probed(
-        self, ids: Any, scores: Any, matched: Any, probe: Collection[int]
+        self, ids: Any, scores: Any, matched: Any, probe: Sequence[int]
     ) -> dict[int, tuple[float, bool]]:
         """(score, matches the query) of each probed tool among the candidates (ids are sorted)."""
         np = self._np
-        if not probe:
-            return {}
-        wanted = np.fromiter(probe, dtype=np.intp, count=len(probe))
-        at = np.minimum(np.searchsorted(ids, wanted), max(len(ids) - 1, 0))
-        found = (ids[at] == wanted) if len(ids) else np.zeros(len(wanted), dtype=bool)
-        hit_scores = np.where(found, scores[at] if len(ids) else 0.0, 0.0)
-        hit_matched = found if matched is None else found & matched[at]
-        return {
-            int(i): (float(score), bool(match))
-            for i, score, match in zip(wanted, hit_scores, hit_matched, strict=True)
-        }
+        if not probe or not len(ids):
+            return dict.fromkeys(probe, (0.0, False))
+        wanted = np.asarray(probe, dtype=np.intp)
+        at = np.minimum(np.searchsorted(ids, wanted), len(ids) - 1)
+        found = ids[at] == wanted
+        hit_scores = np.where(found, scores[at], 0.0).tolist()
+        hit_matched = (found if matched is None else found & matched[at]).tolist()
+        return dict(zip(probe, zip(hit_scores, hit_matched, strict=True), strict=True))
 
     def _ordered(self, ids: Any, scores: Any, tier: Any, depth: int | None) -> tuple[list[int], list[float]]:
         """The best `depth` candidates; tools scored exactly first (large hybrid catalogs)."""
@@ -250,3 +257,22 @@ class Ranking:
             chosen[np.fromiter((position[a] for a in allowed if a in position), dtype=np.intp)] = True
             mask &= chosen
         return mask
+
+
+def blend_boosts(
+    ids: list[int],
+    scores: list[float],
+    total: int,
+    probed: dict[int, tuple[float, bool]],
+    boost: dict[int, float],
+) -> tuple[list[int], list[float], int]:
+    """Candidates (a page's and the probed boosted tools) ranked by their score divided by the best
+    plus their boost, ties by id (ids follow names); their blended scores; and the total, with each
+    boosted tool the text does not match counted as a match."""
+    found = dict(zip(ids, scores, strict=True))
+    for i, (score, matches) in probed.items():
+        found.setdefault(i, score)
+        total += not matches
+    top = max(found.values(), default=0.0) or 1.0
+    ranked = sorted([(-(s / top + boost.get(i, 0.0)), i) for i, s in found.items()])
+    return [i for _, i in ranked], [-b for b, _ in ranked], total

@@ -7,10 +7,12 @@ request's own words. Pure Python, no dependency.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from functools import lru_cache
 
 from ..actions import normalize_action
+from .text import STOP_WORDS, stem, words
 
 _PHRASES = {
     ("look", "up"): "search",
@@ -130,3 +132,14 @@ def query_actions(raw: Sequence[str]) -> list[str]:
         if action is not None and action not in found:
             found.append(action)
     return found
+
+
+@lru_cache(maxsize=256)
+def analyse(request: str) -> tuple[tuple[tuple[str, str, int], ...], tuple[str, ...]]:
+    """A request's distinct words without stop words (word, stem, occurrences), phrasal verbs read as
+    the word they mean, and the actions its verbs name: what any index makes of it before its own
+    vocabulary. Remembered for the last requests: a discover with learning analyses one request for
+    the catalog's index and the learned one."""
+    raw = phrasal(words(request))
+    counted = Counter(w for w in raw if w not in STOP_WORDS)
+    return tuple((word, stem(word), count) for word, count in counted.items()), tuple(query_actions(raw))

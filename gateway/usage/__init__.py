@@ -1,10 +1,11 @@
 """Learning from use: which tool a session invoked after a search ranks that tool for similar requests.
 
 Owns the pairs' stores (`store`: SQLite in the data directory or in memory, Redis for replicas;
-bounded and decaying; Redis in `redis_store`), what each session searched for and was shown (`tracker`), the pairs as a
-second small index, one document per tool (`learned`), and `Usage`, which ties them together and
-imports and exports history (`learning`). It may import the core (`definition`, `catalog`,
-`errors`) and the search engine; the engine asks it for votes and tells it what happened.
+bounded and decaying; Redis in `redis_store`), what each session searched for and was shown
+(`tracker`), the pairs' past requests as a second small index whose nearest neighbours vote for
+their tools (`learned`), and `Usage`, which ties them together and imports and exports history
+(`learning`). It may import the core (`definition`, `catalog`, `errors`) and the search engine; the
+engine asks it for votes and tells it what happened.
 """
 
 from __future__ import annotations

@@ -2,12 +2,12 @@
 
 Every distinct past query is a small document in a lexical index (the catalog's own engine,
 `gateway.search`: stems, typos, verbs), which finds a request's `NEIGHBOURS` nearest past queries
-cheaply. Each votes for its tools with its closeness to the request times the pair's weight (capped
-at 1; it decays with age); a tool's vote is the sum, capped at 1. Closeness is absolute, never
-relative to the best neighbour, so a request that shares one common word with the history gets a
-small vote, not a strong one: with the semantic layer, the cosine of the two requests' embeddings
-above `SIMILARITY_FLOOR`, rescaled to (0, 1]; without it, the overlap of their stems weighted by
-rarity (a weighted Jaccard), to the power 1.5.
+cheaply, by their words (`SearchIndex.positions`). Each votes for its tools with its closeness to
+the request times the pair's weight (capped at 1; it decays with age); a tool's vote is the sum,
+capped at 1. Closeness is absolute, never relative to the best neighbour, so a request that shares
+one common word with the history gets a small vote, not a strong one: with the semantic layer, the
+cosine of the two requests' embeddings above `SIMILARITY_FLOOR`, rescaled to (0, 1]; without it, the
+overlap of their stems weighted by rarity (a weighted Jaccard), to the power 1.5.
 """
 
 from __future__ import annotations
@@ -23,8 +23,6 @@ from .store import Evidence
 
 NEIGHBOURS = 30
 """How many past queries vote on one request."""
-MIN_VOTE = 0.05
-"""Weaker votes are dropped: at twice the page's best text score, 0.05 can only break a near-tie."""
 SIMILARITY_FLOOR = 0.3
 """Below this cosine two requests are unrelated (the embeddings of unrelated requests land around it)."""
 
@@ -42,13 +40,14 @@ class LearnedIndex:
         self._tools = {d.name: d for d in tools}
         owners: dict[str, dict[str, float]] = {}
         for e in evidence:
-            if e.tool in self._tools:
-                owners.setdefault(e.query, {})[e.tool] = min(1.0, e.weight)
-        self._owners: list[dict[str, float]] = []
+            d = self._tools.get(e.tool)
+            if d is not None:  # the tool's own name: one string for all its pairs, not one per row
+                owners.setdefault(e.query, {})[d.name] = min(1.0, e.weight)
+        self._owners: list[tuple[tuple[str, float], ...]] = []  # by past query: (tool, weight) pairs
         self._words: list[frozenset[str]] = []
         documents = []
         for i, (query, tools_of) in enumerate(sorted(owners.items())):
-            self._owners.append(tools_of)
+            self._owners.append(tuple(tools_of.items()))
             self._words.append(frozenset(tokenize(query)))
             documents.append(
                 ToolDefinition(
@@ -62,8 +61,11 @@ class LearnedIndex:
                     read_only=True,
                 )
             )
-        self.tools = frozenset(t for tools_of in self._owners for t in tools_of)
+        self.tools = frozenset(t for tools_of in self._owners for t, _ in tools_of)
+        # The documents are named in their order, so an index position is a past query's number.
         self._index = SearchIndex(documents, semantic=False) if documents else None
+        if self._index is not None:
+            self._index.typo_map()  # built with the index (in the background), not by a search
         self._embedder = embedder() if semantic is not False and documents else None
         self._vectors: Any = None
         if self._embedder is not None:
@@ -90,39 +92,39 @@ class LearnedIndex:
         """Tool name -> vote in (0, 1]: how strongly earlier requests like this one ended in it."""
         if self._index is None:
             return {}
-        hits, _ = self._index.page(query, limit=NEIGHBOURS)
-        if not hits:
+        neighbours = self._index.positions(query, limit=NEIGHBOURS)
+        if not neighbours:  # no past request shares a word with this one
             return {}
-        closeness = self._closeness(query, [int(d.name[1:]) for d, _ in hits])
         votes: dict[str, float] = {}
-        for i, close in closeness:
-            for tool, weight in self._owners[i].items():
-                votes[tool] = votes.get(tool, 0.0) + close * weight
-        out = {}
-        for tool, vote in votes.items():
-            d = self._tools[tool]
-            if (
-                vote >= MIN_VOTE
-                and (not categories or d.category in categories)
-                and (not actions or d.action in actions)
-            ):
-                out[tool] = min(1.0, vote)
-        return out
+        get, owners = votes.get, self._owners
+        for i, close in zip(neighbours, self._closeness(query, neighbours), strict=True):
+            if close > 0.0:
+                for tool, weight in owners[i]:
+                    votes[tool] = get(tool, 0.0) + close * weight
+        if categories or actions:
+            known = self._tools
+            votes = {
+                tool: vote
+                for tool, vote in votes.items()
+                if (not categories or known[tool].category in categories)
+                and (not actions or known[tool].action in actions)
+            }
+        return {tool: min(1.0, vote) for tool, vote in votes.items() if vote > 0.0}
 
-    def _closeness(self, query: str, neighbours: list[int]) -> list[tuple[int, float]]:
+    def _closeness(self, query: str, neighbours: list[int]) -> list[float]:
+        """How close each neighbour (a past query's number) is to `query`, in [0, 1]."""
         if self._embedder is not None:
-            q = self._embedder.encode([query])[0]
-            cosines = self._vectors[neighbours] @ q
-            scale = 1.0 - SIMILARITY_FLOOR
-            return [
-                (i, max(0.0, (float(c) - SIMILARITY_FLOOR) / scale))
-                for i, c in zip(neighbours, cosines, strict=True)
-            ]
+            np = self._embedder.np
+            cosines = (self._vectors[neighbours] @ self._embedder.encode_query(query)).astype(np.float64)
+            closeness: list[float] = np.maximum(
+                (cosines - SIMILARITY_FLOOR) / (1.0 - SIMILARITY_FLOOR), 0.0
+            ).tolist()
+            return closeness
         words = frozenset(tokenize(query))
         rarity = self._rarity
         out = []
         for i in neighbours:
             union = sum(rarity.get(w, 1.0) for w in words | self._words[i])
             shared = sum(rarity.get(w, 1.0) for w in words & self._words[i])
-            out.append((i, (shared / union) ** 1.5 if union else 0.0))
+            out.append((shared / union) ** 1.5 if union else 0.0)
         return out

@@ -1,19 +1,22 @@
 """Learning from use: the gateway's searches and successful calls in, votes for ranking out.
 
 `Usage` ties a store (the pairs), a session tracker (what each session searched for and was
-shown) and a learned index (the pairs as one document per tool). The learned index is built from a
-snapshot of the store, re-read in a background thread when the store changed: a search never waits
-for the store and uses the last snapshot meanwhile. With an empty store there is no index and no vote,
-so rankings are exactly what they are without learning.
+shown) and a learned index (the pairs' past requests as small documents that vote for their tools).
+The learned index is built from a snapshot of the store, re-read in a background thread when the
+store changed, and searches are counted in memory and written by a background thread: a search never
+waits for the store and uses the last snapshot meanwhile. With an empty store there is no index and
+no vote, so rankings are exactly what they are without learning.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import threading
 import time
 from collections.abc import Collection, Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from ..definition import ToolDefinition
@@ -23,6 +26,7 @@ from .tracker import SessionTracker
 
 log = logging.getLogger("gateway.usage")
 _MAX_INDEXES = 8  # learned indexes of visible sets kept at once
+_WRITE_EVERY = 64  # searches counted in memory before a background thread writes them
 
 IMPORT_PRINCIPAL = "import"
 """The principal imported pairs are recorded for (`gateway usage forget --principal import` drops them)."""
@@ -57,18 +61,41 @@ class Usage:
         self._indexes: dict[int, tuple[Sequence[ToolDefinition], int, LearnedIndex, tuple[str, ...]]] = {}
         self._checked = 0.0
         self._building: threading.Thread | None = None
-        self._searches: list[tuple[str, int]] = []
+        self._searches: list[tuple[str, int]] = []  # (query, tools found), not yet written
+        self._flushing = threading.Lock()  # held while searches are written: a flush waits for the writer
+        self._writer: ThreadPoolExecutor | None = None
+        self._write_queued = False
+        self._closed = False
 
     # -- what happened ---------------------------------------------------------------------------
 
     def searched(self, session: str, query: str, shown: Sequence[str], total: int) -> None:
-        """A discover_tools query and the tools its page showed."""
+        """A discover_tools query and the tools its page showed.
+
+        The search is counted for `gateway usage stats` in memory; every `_WRITE_EVERY` searches a
+        background thread writes the counts, so a search never waits for the store.
+        """
         self.tracker.searched(session, query, shown)
         with self._lock:
             self._searches.append((query, total))
-            flush = len(self._searches) >= 64
-        if flush:
+            write = len(self._searches) >= _WRITE_EVERY and not self._write_queued and not self._closed
+            if write:
+                self._write_queued = True
+                if self._writer is None:
+                    self._writer = ThreadPoolExecutor(1, thread_name_prefix="gateway-usage-writer")
+                writer = self._writer
+        if write:
+            # RuntimeError: the interpreter is exiting, and close() writes what is left.
+            with contextlib.suppress(RuntimeError):
+                writer.submit(self._write)
+
+    def _write(self) -> None:
+        with self._lock:
+            self._write_queued = False
+        try:
             self.flush()
+        except Exception:
+            log.exception("writing the search counts failed; they are not counted")
 
     def invoked(self, session: str, principal: str, tool: str) -> bool:
         """A successful call of `tool`; True when it taught something (a pair was recorded)."""
@@ -80,11 +107,13 @@ class Usage:
         return self.store.add([Pair(query, tool, principal, missed)]) > 0
 
     def flush(self) -> None:
-        """Write the buffered search counts (for `gateway usage stats`)."""
-        with self._lock:
-            searches, self._searches = self._searches, []
-        for query, total in searches:
-            self.store.searched(query, found=total)
+        """Write the search counts not written yet (for `gateway usage stats`); when it returns, every
+        earlier search is in the store, the background writer's too."""
+        with self._flushing:
+            with self._lock:
+                searches, self._searches = self._searches, []
+            if searches:
+                self.store.searched(searches)
 
     # -- what was learned ------------------------------------------------------------------------
 
@@ -105,16 +134,18 @@ class Usage:
     def learned(self, tools: Sequence[ToolDefinition], *, wait: bool = False) -> LearnedIndex | None:
         """The learned index over `tools`, from the latest snapshot of the store (None: no evidence).
 
-        The snapshot is refreshed in the background when the store changed (checked at most every
-        `check_seconds`); the first one, or with `wait`, is read now.
+        When the store changed (checked at most every `check_seconds`), the snapshot and the learned
+        indexes of the visible sets in use are rebuilt in the background, and searches use the last
+        ones meanwhile; the first snapshot, with `wait` the current one, and the index of a visible
+        set not seen before are built now.
         """
-        snapshot = self._refresh(wait=wait)
+        self._refresh(wait=wait)
+        # The gateway hands the same tuple for the same visible set: found by identity, no hashing.
+        with self._lock:
+            snapshot, cached = self._snapshot, self._indexes.get(id(tools))
         if snapshot is None or not snapshot[1]:
             return None
         version, evidence = snapshot
-        # The gateway hands the same tuple for the same visible set: found by identity, no hashing.
-        with self._lock:
-            cached = self._indexes.get(id(tools))
         if cached is not None and cached[0] is tools and cached[1] == version:
             found = cached[2]
         else:
@@ -128,26 +159,35 @@ class Usage:
                     del self._indexes[next(iter(self._indexes))]
         return found if len(found) else None
 
-    def _refresh(self, *, wait: bool) -> tuple[int, list[Evidence]] | None:
+    def _refresh(self, *, wait: bool) -> None:
         now = time.monotonic()
         current = self._snapshot
         if current is not None and not wait and now - self._checked < self.check_seconds:
-            return current
+            return
         self._checked = now
         version = self.store.version()
         if current is not None and current[0] == version:
-            return current
+            return
         if current is None or wait:
             self._load(version)
         else:
             self._load_later(version)
-        return self._snapshot
 
     def _load(self, version: int) -> None:
-        snapshot = (version, self.store.evidence())
+        """Read the store, build the learned indexes of the visible sets in use from it, then put the
+        snapshot and its indexes in place at once: a search never builds the index of a changed store."""
+        evidence = self.store.evidence()
         with self._lock:
-            self._snapshot = snapshot
-            self._indexes.clear()
+            in_use = list(self._indexes.items())
+        indexes: dict[int, tuple[Sequence[ToolDefinition], int, LearnedIndex, tuple[str, ...]]] = {}
+        built: dict[tuple[str, ...], LearnedIndex] = {}
+        for key, (tools, _, _, names) in in_use if evidence else ():
+            if names not in built:
+                built[names] = LearnedIndex(evidence, tools, semantic=self.semantic)
+            indexes[key] = (tools, version, built[names], names)
+        with self._lock:
+            self._snapshot = (version, evidence)
+            self._indexes = indexes
 
     def _load_later(self, version: int) -> None:
         with self._lock:
@@ -211,6 +251,11 @@ class Usage:
         return self.store.forget(principal)
 
     def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            writer, self._writer = self._writer, None
+        if writer is not None:
+            writer.shutdown(wait=True)
         self.flush()
         building = self._building
         if building is not None:

@@ -96,12 +96,16 @@ class RedisUsageStore(WeighingStore):
         if stale:
             self._redis.hdel(key, *stale)
 
-    def searched(self, query: str, *, found: int, at: float | None = None) -> None:
-        text = normalize_query(query)
-        if text:
-            self._redis.hincrby(f"{self._prefix}:searches", text, 1)
-            if found == 0:
-                self._redis.hincrby(f"{self._prefix}:empty", text, 1)
+    def searched(self, searches: Sequence[tuple[str, int]], *, at: float | None = None) -> None:
+        """Count searches, each (query, how many tools it found), in one round trip."""
+        pipe = self._redis.pipeline(transaction=False)
+        for query, found in searches:
+            text = normalize_query(query)
+            if text:
+                pipe.hincrby(f"{self._prefix}:searches", text, 1)
+                if found == 0:
+                    pipe.hincrby(f"{self._prefix}:empty", text, 1)
+        pipe.execute()
 
     def evidence(self) -> list[Evidence]:
         oldest = self.clock() - self.limits.retention_days * DAY_SECONDS

@@ -56,7 +56,7 @@ class Evidence:
 
 class UsageStore(Protocol):
     def add(self, pairs: Sequence[Pair], *, daily_cap: bool = True) -> int: ...
-    def searched(self, query: str, *, found: int, at: float | None = None) -> None: ...
+    def searched(self, searches: Sequence[tuple[str, int]], *, at: float | None = None) -> None: ...
     def evidence(self) -> list[Evidence]: ...
     def version(self) -> int: ...
     def stats(self, top: int = 10) -> dict[str, Any]: ...
@@ -186,16 +186,26 @@ class SqliteUsageStore(WeighingStore):
         dropped = [(tool, r[0]) for r in ranked[self.limits.max_queries_per_tool :]]
         self._db.executemany("DELETE FROM pairs WHERE tool = ? AND query = ?", dropped)
 
-    def searched(self, query: str, *, found: int, at: float | None = None) -> None:
-        text = normalize_query(query)
-        if not text:
+    def searched(self, searches: Sequence[tuple[str, int]], *, at: float | None = None) -> None:
+        """Count searches, each (query, how many tools it found), in one transaction."""
+        when = self.clock() if at is None else at
+        rows = [
+            (text, int(found == 0), when) for query, found in searches if (text := normalize_query(query))
+        ]
+        if not rows:
             return
         with self._lock:
-            self._db.execute(
-                "INSERT INTO searches VALUES (?, 1, ?, ?) ON CONFLICT (query) DO UPDATE SET "
-                "count = count + 1, empty = empty + excluded.empty, last = max(last, excluded.last)",
-                (text, int(found == 0), self.clock() if at is None else at),
-            )
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                self._db.executemany(
+                    "INSERT INTO searches VALUES (?, 1, ?, ?) ON CONFLICT (query) DO UPDATE SET "
+                    "count = count + 1, empty = empty + excluded.empty, last = max(last, excluded.last)",
+                    rows,
+                )
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
 
     def evidence(self) -> list[Evidence]:
         with self._lock:

@@ -174,6 +174,33 @@ def test_limit_and_pages_agree_with_the_full_ranking(index: SearchIndex) -> None
     assert names(page) == full[1:3] and total == len(full)
 
 
+def test_positions_are_the_ranking_by_words_in_the_index_order(index: SearchIndex) -> None:
+    ordered = sorted(d.name for d in TOOLS)
+    for query in ["calendar event", "delete", "remove the email", "nothing like it"]:
+        full = names(index.search(query, limit=3))
+        assert [ordered[i] for i in index.positions(query, limit=3)] == full
+    # A name is not matched as a name: its words rank.
+    assert index.positions("calendar_events_list", limit=5) == index.positions(
+        "calendar events list", limit=5
+    )
+
+
+def test_a_boost_raises_its_tool_and_a_boosted_tool_the_text_misses_joins_the_page(
+    index: SearchIndex,
+) -> None:
+    plain, total = index.page("calendar event", limit=3)
+    third = names(plain)[2]
+    boosted, boosted_total = index.page(
+        "calendar event", limit=3, boosts={"weather_forecast": 2.0, third: 1.0}
+    )
+    assert names(boosted)[:2] == ["weather_forecast", third]  # 2 beats any score over the best
+    assert boosted_total == total + 1  # the boosted tool the text misses counts as a match
+    outside, _ = index.page(
+        "calendar event", categories=["calendar"], limit=3, boosts={"weather_forecast": 2.0}
+    )
+    assert "weather_forecast" not in names(outside)  # a boost never lifts a tool past the filters
+
+
 @pytest.mark.parametrize(
     "query", ["", "   ", "the of and", ".*+?[](){}|^$\\", "(((((", "a" * 100_000, "🙂 ∑ 漢字", "\x00\n\t"]
 )

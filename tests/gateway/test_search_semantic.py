@@ -68,6 +68,20 @@ def test_a_weighted_text_vector_is_the_normalised_weighted_sum_of_its_token_vect
     assert not np.allclose(embedder.encode([text], vocabulary, weights)[0], embedder.encode([text])[0])
 
 
+# The same request twice: the second is encoded from its remembered token rows.
+@pytest.mark.parametrize(
+    "text", ["create a repository webhook", "create a repository webhook", "", "zzyzx qwv"]
+)
+def test_a_request_is_encoded_as_a_text_is_to_the_bit(text: str) -> None:
+    embedder = search_semantic.embedder()
+    assert embedder is not None
+    np = embedder.np
+    vocabulary = embedder.vocabulary(["repository webhooks", "repository collaborators"])
+    weights = embedder.token_weights(vocabulary)
+    for args in [(None, None), (vocabulary, None), (vocabulary, weights)]:
+        assert np.array_equal(embedder.encode_query(text, *args), embedder.encode([text], *args)[0])
+
+
 def test_a_cached_index_weighs_tokens_as_the_built_one_did(tmp_path: Path) -> None:
     built = SearchIndex(TOOLS, semantic=True)
     SearchIndex.load_or_build(TOOLS, tmp_path, semantic=True, min_tools=0)

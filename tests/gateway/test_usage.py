@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -10,7 +11,8 @@ import pytest
 
 from gateway import Catalog, Gateway, Policy, Principal, Rule, ToolContext, run_sync
 from gateway.cli import main
-from gateway.usage import Limits, Pair, SessionTracker, SqliteUsageStore, Usage
+from gateway.usage import LearnedIndex, Limits, Pair, SessionTracker, SqliteUsageStore, Usage
+from gateway.usage import learning as learning_module
 
 from .sample_tools import ALL_TOOLS
 from .test_discovery_visibility import HIDDEN, REQUESTS, VISIBLE
@@ -157,6 +159,45 @@ def test_pairs_of_tools_that_left_the_catalog_are_ignored() -> None:
     gw = Gateway(Catalog(TOOLS), usage=usage, search_cache_dir=False)
     plain = Gateway(Catalog(TOOLS), search_cache_dir=False)
     assert gw.discover(ANA, query="settle my bill") == plain.discover(ANA, query="settle my bill")
+
+
+def test_every_search_is_counted_for_stats_though_a_search_never_writes_the_store(tmp_path: Path) -> None:
+    usage = learning(tmp_path)
+    gw = Gateway(Catalog(TOOLS), usage=usage, search_cache_dir=False)
+    for _ in range(150):  # more than one batch: the background writer writes some of them
+        gw.discover(ANA, query="jot down a note")
+    gw.discover(ANA, query="zzqx vvmk")
+    stats = usage.stats()  # waits for the writer, then writes the rest
+    assert stats["never_followed"] == [{"query": "jot down a note", "searches": 150}]
+    assert stats["found_nothing"] == [{"query": "zzqx vvmk", "searches": 1}]
+    gw.discover(ANA, query="zzqx vvmk")
+    usage.close()  # writes what is left
+    assert learning(tmp_path).stats()["found_nothing"] == [{"query": "zzqx vvmk", "searches": 2}]
+
+
+def test_a_changed_store_is_indexed_in_the_background_while_searches_use_the_last_index(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    usage = learning()
+    usage.import_lines([json.dumps({"query": "settle my bill", "tools": ["notes_archive"]})])
+    gw = Gateway(Catalog(TOOLS), usage=usage, search_cache_dir=False)
+    before = gw.discover(ANA, query="settle my bill")  # the first snapshot and its index: built now
+    assert before["tools"][0]["name"] == "notes_archive"
+    builders: list[threading.Thread] = []
+    release = threading.Event()
+
+    def building(*args: Any, **kwargs: Any) -> LearnedIndex:
+        builders.append(threading.current_thread())
+        if threading.current_thread() is not threading.main_thread():
+            release.wait(timeout=30)  # the build takes as long as the test wants
+        return LearnedIndex(*args, **kwargs)
+
+    monkeypatch.setattr(learning_module, "LearnedIndex", building)
+    usage.import_lines([json.dumps({"query": "settle my bill", "tools": ["notes_delete"]})])
+    assert gw.discover(ANA, query="settle my bill") == before  # the build has not finished
+    release.set()
+    usage.close()  # waits for the build
+    assert builders and threading.main_thread() not in builders
 
 
 def test_forgetting_one_principal_or_everything(tmp_path: Path) -> None:

@@ -95,7 +95,9 @@ def test_replicas_sharing_a_redis_store_learn_from_each_other(redis_url: str) ->
     b.learned(visible, wait=True)
     after = replica_b.discover(ANYONE, query=WORDS)
     assert [t["name"] for t in after["tools"]] == ["notes_create"]
-    assert b.stats()["pairs"] == 1
+    stats = b.stats()
+    assert stats["pairs"] == 1
+    assert stats["found_nothing"] == [{"query": WORDS, "searches": 1}]  # counted in one round trip
     a.forget()  # forgotten on a: gone on b too
     b.learned(visible, wait=True)
     assert replica_b.discover(ANYONE, query=WORDS) == before
