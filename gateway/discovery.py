@@ -103,7 +103,7 @@ def discover(
     limit = max(1, min(limit, MAX_DISCOVER_LIMIT))
     if query:
         # The index ranks (exact name, name prefix, then score) and filters.
-        exact = index.tool(query.lower()) is not None  # an exact name stays first: no vote asked
+        exact = index.tool(query.strip().lower()) is not None  # an exact name stays first: no vote asked
         learned = votes(query, categories, actions) if votes is not None and not exact else {}
         if learned:
             page, total = _blend(

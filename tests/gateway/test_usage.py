@@ -161,6 +161,17 @@ def test_pairs_of_tools_that_left_the_catalog_are_ignored() -> None:
     assert gw.discover(ANA, query="settle my bill") == plain.discover(ANA, query="settle my bill")
 
 
+def test_an_exact_tool_name_stays_first_whatever_was_learned() -> None:
+    usage = learning()
+    # Requests spelt like a tool's name that once ended in another tool.
+    usage.import_lines(
+        json.dumps({"query": q, "tools": ["notes_archive"]}) for q in ("notes_create", " notes_create ")
+    )
+    gw = Gateway(Catalog(TOOLS), usage=usage, search_cache_dir=False)
+    for query in ("notes_create", "  Notes_Create "):
+        assert gw.discover(ANA, query=query)["tools"][0]["name"] == "notes_create"
+
+
 def test_every_search_is_counted_for_stats_though_a_search_never_writes_the_store(tmp_path: Path) -> None:
     usage = learning(tmp_path)
     gw = Gateway(Catalog(TOOLS), usage=usage, search_cache_dir=False)
