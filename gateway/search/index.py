@@ -4,9 +4,9 @@ Every tool is indexed over everything it says about itself (name split on '_', '
 camelCase, category, action, summary, description, parameter names and descriptions, tags, example
 requests), each field with its own weight (BM25F: weighted term frequencies, one length
 normalisation). Words are lowercased, stemmed (Porter) and stop words dropped. A query's verbs also
-match the action vocabulary ("remove" finds delete tools), unknown words are corrected to the
-closest indexed word within one edit ("calender"), and categories and actions are hard filters. Impacts are computed once at build time,
-so a query only adds numbers. Deterministic: ties break by tool name.
+match the action vocabulary ("remove" finds delete, "set up" reads as create: `verbs`), unknown words
+are corrected to the closest indexed word within one edit ("calender"), and categories and actions
+are hard filters. Impacts are computed once at build time, so a query only adds numbers. Ties break by name.
 
 The postings are built in `postings`, scored in `ranking` (pure Python, or one numpy `bincount`
 for a query that touches many postings: the same ranking), blended with embedding similarity by

@@ -15,7 +15,8 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -127,29 +128,35 @@ class SqliteUsageStore(WeighingStore):
     def add(self, pairs: Sequence[Pair], *, daily_cap: bool = True) -> int:
         """Record `pairs`; the number accepted. Without `daily_cap` (an operator's import) no daily limit applies."""
         accepted = 0
+        with self._transaction():
+            now = self.clock()
+            self._db.execute(
+                "DELETE FROM pairs WHERE last < ?", (now - self.limits.retention_days * DAY_SECONDS,)
+            )
+            touched: set[str] = set()
+            for pair in pairs:
+                if self._add(pair, now, daily_cap=daily_cap):
+                    accepted += 1
+                    touched.add(pair.tool)
+            for tool in touched:
+                self._trim(tool, now)
+            if accepted:
+                self._db.execute(
+                    "INSERT INTO meta VALUES ('version', 1) ON CONFLICT (key) DO UPDATE SET value = value + 1"
+                )
+        return accepted
+
+    @contextmanager
+    def _transaction(self) -> Iterator[None]:
+        """One write transaction, under the store's lock: all of it is written, or none of it."""
         with self._lock:
             self._db.execute("BEGIN IMMEDIATE")
             try:
-                now = self.clock()
-                self._db.execute(
-                    "DELETE FROM pairs WHERE last < ?", (now - self.limits.retention_days * DAY_SECONDS,)
-                )
-                touched: set[str] = set()
-                for pair in pairs:
-                    if self._add(pair, now, daily_cap=daily_cap):
-                        accepted += 1
-                        touched.add(pair.tool)
-                for tool in touched:
-                    self._trim(tool, now)
-                if accepted:
-                    self._db.execute(
-                        "INSERT INTO meta VALUES ('version', 1) ON CONFLICT (key) DO UPDATE SET value = value + 1"
-                    )
-                self._db.execute("COMMIT")
+                yield
             except BaseException:
                 self._db.execute("ROLLBACK")
                 raise
-        return accepted
+            self._db.execute("COMMIT")
 
     def _add(self, pair: Pair, now: float, *, daily_cap: bool) -> bool:
         query = normalize_query(pair.query)
@@ -194,18 +201,12 @@ class SqliteUsageStore(WeighingStore):
         ]
         if not rows:
             return
-        with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
-                self._db.executemany(
-                    "INSERT INTO searches VALUES (?, 1, ?, ?) ON CONFLICT (query) DO UPDATE SET "
-                    "count = count + 1, empty = empty + excluded.empty, last = max(last, excluded.last)",
-                    rows,
-                )
-                self._db.execute("COMMIT")
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
+        with self._transaction():
+            self._db.executemany(
+                "INSERT INTO searches VALUES (?, 1, ?, ?) ON CONFLICT (query) DO UPDATE SET "
+                "count = count + 1, empty = empty + excluded.empty, last = max(last, excluded.last)",
+                rows,
+            )
 
     def evidence(self) -> list[Evidence]:
         with self._lock:
