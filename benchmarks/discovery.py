@@ -35,7 +35,7 @@ from typing import Any, NoReturn
 
 from gateway import Catalog, Gateway, Principal
 from gateway.names import to_name
-from gateway.search import SearchIndex, semantic_available
+from gateway.search import SearchIndex, dense_available, semantic_available
 from gateway.usage import Usage
 
 from .baseline import Bm25s
@@ -67,16 +67,22 @@ def _run(
 class _Gateway(Gateway):
     """A gateway whose index is built with the semantic layer on or off, whatever is installed."""
 
-    def __init__(self, catalog: Catalog, semantic: bool, usage: Usage | None = None) -> None:
+    def __init__(
+        self, catalog: Catalog, semantic: bool, usage: Usage | None = None, dense: bool = False
+    ) -> None:
         super().__init__(catalog, usage=usage)
-        self._search_index = SearchIndex(catalog, semantic=semantic)
+        self._search_index = SearchIndex(catalog, semantic=semantic, dense=dense)
+        if self._search_index.dense is not None:
+            self._search_index.dense.wait()  # a large catalog is encoded in the background
 
     def index(self, principal: Principal | None = None) -> SearchIndex:
         return self._search_index
 
 
-def ours(data: Dataset, semantic: bool, usage: Usage | None = None) -> Callable[[dict[str, Any]], list[str]]:
-    gateway = _Gateway(data.catalog, semantic, usage)
+def ours(
+    data: Dataset, semantic: bool, usage: Usage | None = None, *, dense: bool = False
+) -> Callable[[dict[str, Any]], list[str]]:
+    gateway = _Gateway(data.catalog, semantic, usage, dense)
     principal = Principal()
 
     def rank(query: dict[str, Any]) -> list[str]:
@@ -112,6 +118,8 @@ def _engines(data: Dataset, history: Sequence[dict[str, Any]], *, growth: bool) 
     engines: list[Engine] = [("ours, lexical (default install)", lambda: ours(data, semantic=False))]
     if semantic:
         engines.append(("ours, hybrid ('search' extra)", lambda: ours(data, semantic=True)))
+        if dense_available():
+            engines.append(("ours, hybrid + dense ('dense' extra)", lambda: ours(data, True, dense=True)))
     else:
         print("the 'search' extra is not installed: hybrid engine skipped", file=sys.stderr)
     if history:

@@ -37,7 +37,7 @@ from .rendering import (
     too_large,
     unknown_meta_tool,
 )
-from .search import SearchIndex
+from .search import SearchIndex, dense_available, semantic_available
 from .telemetry import Observation, Telemetry
 from .usage import NO_SESSION, Usage
 
@@ -85,6 +85,8 @@ class Gateway:
             cache directory; False: never cached). See `SearchIndex.load_or_build`.
         usage: learning from use: what sessions searched for and then ran (None: no learning).
         telemetry: where each call is reported, for traces and metrics (None: nowhere).
+        dense: rank with the sentence encoder's layer too (None: when the `dense` extra is
+            installed; see `SearchIndex`).
     """
 
     def __init__(
@@ -101,8 +103,10 @@ class Gateway:
         search_cache_dir: str | os.PathLike[str] | Literal[False] | None = None,
         usage: Usage | None = None,
         telemetry: Telemetry | None = None,
+        dense: bool | None = False,
     ) -> None:
         self.catalog = catalog
+        self.dense = dense_available() and semantic_available() if dense is None else dense
         self.resources: Mapping[type, object] = dict(resources or {})
         self.policy = policy or Policy()
         self.gate = gate or ConfirmationGate()
@@ -166,9 +170,9 @@ class Gateway:
 
     def _build_index(self, tools: Iterable[ToolDefinition]) -> SearchIndex:
         if self.search_cache_dir is False:
-            return SearchIndex(tools)
+            return SearchIndex(tools, dense=self.dense)
         # A large catalog's index comes from the disk cache when its text is unchanged.
-        return SearchIndex.load_or_build(tools, self.search_cache_dir)
+        return SearchIndex.load_or_build(tools, self.search_cache_dir, dense=self.dense)
 
     def unknown_tool(self, name: str, principal: Principal) -> UnknownTool:
         names = [d.name for d in self.visible(principal)]

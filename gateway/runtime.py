@@ -151,6 +151,7 @@ def open_gateway(
             audit=audit,
             usage=usage,
             telemetry=telemetry,
+            dense={"auto": None, "on": True, "off": False}[settings.search.dense],
         )
     finally:
         for close in reversed(closers):

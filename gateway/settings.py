@@ -160,6 +160,13 @@ class UsageSettings(_Section):
     retention_days: float = Field(180.0, gt=0)
 
 
+class SearchSettings(_Section):
+    """How `discover_tools` ranks (docs/discovery.md)."""
+
+    # The sentence encoder's layer (the `dense` extra): "auto" uses it when the extra is installed.
+    dense: Literal["auto", "on", "off"] = "auto"
+
+
 class GoogleSettings(_Section):
     """The Google backend (`backend = "google"`): how to authenticate and which services to enable."""
 
@@ -243,6 +250,7 @@ class Settings(_Section):
     serve: ServeSettings = ServeSettings()
     console: ConsoleSettings = ConsoleSettings()
     usage: UsageSettings = UsageSettings()
+    search: SearchSettings = SearchSettings()
     telemetry: TelemetrySettings = TelemetrySettings()
     google: GoogleSettings = GoogleSettings()
     google_apis: GoogleApisSettings = GoogleApisSettings()

@@ -27,10 +27,12 @@ from typing import Any
 from ..definition import ToolDefinition
 from . import cache
 from .cache import IndexParts, default_cache_dir, fingerprint
+from .dense import DenseLayer
 from .postings import ACTION_MARK, field_texts, numpy_available, numpy_module, postings
 from .ranking import MAX_QUERY_CHARS, Ranking, blend_boosts
-from .semantic import Vectors, embedder, embedding_text, param_names, semantic_available
-from .text import deletions, stem
+from .semantic import Vectors, dense_layer, embedder, embedding_text, param_names, semantic_available
+from .text import stem
+from .typos import Corrector
 from .verbs import analyse
 
 _log = logging.getLogger(__name__)
@@ -43,7 +45,6 @@ CACHE_MIN_TOOLS = 2_000
 _SYNONYM_WEIGHT = 0.6
 _TYPO_WEIGHT = 0.7
 _NUMPY_MIN_POSTINGS = 500  # measured crossover: below it numpy's per-call overhead costs more than it saves
-_MAX_CORRECTIONS = 50_000  # remembered typo corrections (words seen in queries) per index
 
 __all__ = ["CACHE_MIN_TOOLS", "MAX_QUERY_TERMS", "SearchIndex", "numpy_available", "rank_names"]
 
@@ -78,6 +79,9 @@ class SearchIndex(Ranking):
             installed). Lexical matching still decides whether anything matched at all.
         vectorized: score lexical queries with numpy (None: when numpy is installed and a query
             touches enough postings to gain from it; the ranking is the same either way).
+        dense: blend in a sentence encoder's similarity too (`dense`, the `dense` extra; it needs the
+            semantic layer). Large catalogs are encoded in the background: see `DenseLayer`.
+        dense_cache_dir: where the encoder's vectors are cached (None: not cached).
     """
 
     def __init__(
@@ -86,10 +90,12 @@ class SearchIndex(Ranking):
         *,
         semantic: bool | None = None,
         vectorized: bool | None = None,
+        dense: bool = False,
+        dense_cache_dir: Path | None = None,
     ) -> None:
         ordered = sorted(tools, key=lambda d: d.name)
         parts = _build(ordered, [field_texts(d) for d in ordered], _want_semantic(semantic))
-        self._setup(ordered, parts, vectorized)
+        self._setup(ordered, parts, vectorized, dense_layer(ordered, parts.vectors, dense, dense_cache_dir))
 
     @classmethod
     def load_or_build(
@@ -100,6 +106,7 @@ class SearchIndex(Ranking):
         semantic: bool | None = None,
         vectorized: bool | None = None,
         min_tools: int = CACHE_MIN_TOOLS,
+        dense: bool = False,
     ) -> SearchIndex:
         """The index of `tools`, from the disk cache when the same text was indexed before.
 
@@ -112,12 +119,16 @@ class SearchIndex(Ranking):
             cache_dir: where cached indexes live (None: `default_cache_dir()`, the user's cache).
             semantic: as for `SearchIndex`.
             vectorized: as for `SearchIndex`.
-            min_tools: catalogs with fewer tools are not cached.
+            min_tools: catalogs with fewer tools are not cached (their dense vectors are).
+            dense: as for `SearchIndex`.
         """
         ordered = sorted(tools, key=lambda d: d.name)
         semantic = _want_semantic(semantic)
+        directory = Path(cache_dir) if cache_dir is not None else default_cache_dir()
         if len(ordered) < min_tools:
-            return cls(ordered, semantic=semantic, vectorized=vectorized)
+            return cls(
+                ordered, semantic=semantic, vectorized=vectorized, dense=dense, dense_cache_dir=directory
+            )
         rows = [field_texts(d) for d in ordered]
         # The embedding also reads parameter names; a lazy model's stand-in (its search text) is
         # already in the row.
@@ -128,7 +139,6 @@ class SearchIndex(Ranking):
         )
         model = embedder() if semantic else None
         key = fingerprint(keyed, semantic, model.model_id if model is not None else "")
-        directory = Path(cache_dir) if cache_dir is not None else default_cache_dir()
         parts = cache.load(directory, key, len(ordered))
         if parts is None or (model is not None and not model.fits(parts.vectors, parts.vocabulary)):
             # Seconds for a large catalog: a line a program can show (the command line does, on stderr).
@@ -136,10 +146,16 @@ class SearchIndex(Ranking):
             parts = _build(ordered, rows, semantic)
             cache.save(directory, key, len(ordered), parts)
         index = cls.__new__(cls)
-        index._setup(ordered, parts, vectorized)
+        index._setup(ordered, parts, vectorized, dense_layer(ordered, parts.vectors, dense, directory))
         return index
 
-    def _setup(self, tools: list[ToolDefinition], parts: IndexParts, vectorized: bool | None) -> None:
+    def _setup(
+        self,
+        tools: list[ToolDefinition],
+        parts: IndexParts,
+        vectorized: bool | None,
+        dense: DenseLayer | None,
+    ) -> None:
         self._tools = tools
         self._names = [d.name for d in tools]
         self._position = {name: i for i, name in enumerate(self._names)}
@@ -151,15 +167,14 @@ class SearchIndex(Ranking):
         # the same tools whatever its size; None when every weight is 1 (nothing to scale).
         weights = [d.rank_weight for d in tools]
         self._weights: list[float] | None = weights if any(w != 1.0 for w in weights) else None
-        self._typo_map: dict[str, tuple[str, ...]] | None = None
-        self._corrections: dict[str, str | None] = {}
+        self._typos = Corrector(self._terms, self._df)
         self._codes: dict[str, tuple[dict[str, int], Any]] = {}
         np = numpy_module() if vectorized is not False else None
         if vectorized and np is None:
             raise ImportError("vectorized scoring needs numpy: pip install 'metatool-gateway[fast]'")
         self._np: Any = np
         self._numpy_min = 0 if vectorized else _NUMPY_MIN_POSTINGS
-        self._vectors = None if parts.vectors is None else Vectors(parts.vectors, parts.vocabulary)
+        self._vectors = None if parts.vectors is None else Vectors(parts.vectors, parts.vocabulary, dense)
         if self._vectors is not None:
             np = self._np = numpy_module()
         if np is not None:
@@ -168,6 +183,11 @@ class SearchIndex(Ranking):
                 np.frombuffer(self._impacts, dtype=np.float32) if self._impacts else np.zeros(0, np.float32)
             )
             self._np_weights = None if self._weights is None else np.asarray(self._weights, dtype=np.float64)
+
+    @property
+    def dense(self) -> DenseLayer | None:
+        """The sentence encoder's layer, when this index has one (`DenseLayer.ready` once encoded)."""
+        return None if self._vectors is None else self._vectors.dense
 
     @property
     def semantic(self) -> bool:
@@ -181,34 +201,8 @@ class SearchIndex(Ranking):
         return self._starts[t + 1] - self._starts[t]
 
     def typo_map(self) -> dict[str, tuple[str, ...]]:
-        """Every indexed word of four letters or more under itself and each of its one-letter deletions.
-
-        Built by the first query with an unknown word; an index built in the background (the learned
-        index) builds it there, so that no search waits for it.
-        """
-        if self._typo_map is None:
-            typo_map: dict[str, list[str]] = {}
-            for term in self._terms:
-                if len(term) >= 4 and term.isalpha():
-                    for variant in deletions(term) | {term}:
-                        typo_map.setdefault(variant, []).append(term)
-            self._typo_map = {k: tuple(v) for k, v in typo_map.items()}
-        return self._typo_map
-
-    def _correct(self, token: str) -> str | None:
-        """The indexed word one edit away from `token` (the most frequent, then the first by spelling)."""
-        if token in self._corrections:
-            return self._corrections[token]
-        typo_map = self.typo_map()
-        candidates: set[str] = set()
-        for variant in deletions(token) | {token}:
-            candidates.update(typo_map.get(variant, ()))
-        candidates.discard(token)
-        best = min(candidates, key=lambda t: (-self._df(t), t)) if candidates else None
-        if len(self._corrections) >= _MAX_CORRECTIONS:
-            self._corrections.clear()
-        self._corrections[token] = best
-        return best
+        """The typo corrector's table (`typos.Corrector.variants`): built on first use."""
+        return self._typos.variants()
 
     def query_terms(self, query: str) -> dict[str, float]:
         """The weighted index terms a query looks for: its words, typo corrections and action concepts."""
@@ -219,7 +213,7 @@ class SearchIndex(Ranking):
             token, weight = stemmed, 1.0
             if token not in self._terms and 4 <= len(token) <= 24 and token.isalpha():
                 # The stem of a misspelt word can be further from the right stem than the word itself.
-                corrected = self._correct(token) or self._correct(word)
+                corrected = self._typos.correct(token) or self._typos.correct(word)
                 if corrected is not None:
                     token, weight = corrected, _TYPO_WEIGHT
             terms[token] = terms.get(token, 0.0) + weight * count

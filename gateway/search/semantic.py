@@ -23,6 +23,7 @@ from typing import Any
 
 from ..definition import ToolDefinition
 from .cache import Vocabulary, largest
+from .dense import DenseLayer
 from .text import words
 
 SEMANTIC_WEIGHT = 0.6
@@ -255,16 +256,31 @@ def embedding_text(d: ToolDefinition) -> str:
     )
 
 
+def dense_layer(
+    tools: Sequence[ToolDefinition], vectors: Any, dense: bool, cache_dir: Path | None
+) -> DenseLayer | None:
+    """The dense layer of an index of `tools` (None when not asked for); it blends into `vectors`."""
+    if not dense:
+        return None
+    if vectors is None:
+        raise ValueError("the dense layer blends into the semantic layer's score: it needs semantic=True")
+    return DenseLayer([embedding_text(d) for d in tools], cache_dir)
+
+
 class Vectors:
     """The tools' unit vectors, and how a query's similarity is blended with its lexical scores."""
 
-    def __init__(self, matrix: Any, vocabulary: Vocabulary | None = None) -> None:
+    def __init__(
+        self, matrix: Any, vocabulary: Vocabulary | None = None, dense: DenseLayer | None = None
+    ) -> None:
         e = embedder()
         assert e is not None
         self.embedder = e
         np = e.np
         self.matrix = matrix
         self.vocabulary = vocabulary
+        self.dense = dense
+        """The sentence encoder's layer (`dense`), when the index has one."""
         self.weights = e.token_weights(vocabulary)
         n = len(matrix)
         self.prefix: Any = None
@@ -301,8 +317,16 @@ class Vectors:
             sim = sim[ids].astype(np.float64)
         else:
             ids, sim, tier, low, high = self._shortlist(q, lex_ids, lex_part, keep, depth)
-        fused = (sim - low) * (SEMANTIC_WEIGHT / ((high - low) or 1.0))
+        scale = SEMANTIC_WEIGHT / ((high - low) or 1.0)
+        fused = (sim - low) * scale
         fused[np.searchsorted(ids, lex_ids)] += lex_part
+        dense = self.dense
+        if dense is not None and dense.ready:
+            # Tools the encoder adds are no lexical match: their hybrid score is their similarity's.
+            def extra(new: Any) -> Any:
+                return (_dot(np, self.matrix[new], q).astype(np.float64) - low) * scale
+
+            return dense.rescore(query, ids, fused, tier, keep=keep, extra=extra)
         return ids, fused, tier
 
     def _shortlist(

