@@ -138,7 +138,9 @@ class DenseLayer:
         of the tools added (which are scored exactly: tier 0).
         """
         np = self.np
-        sim = self.matrix @ self.query(query)
+        vector = self.query(query)
+        vecdot = getattr(np, "vecdot", None)  # not BLAS: its threads wait on each other on a busy machine
+        sim = vecdot(self.matrix, vector) if vecdot is not None else np.einsum("ij,j->i", self.matrix, vector)
         low, high = (
             float(np.quantile(sim[:: max(1, len(sim) // _LOW_SAMPLE)], LOW_QUANTILE)),
             float(sim.max()),

@@ -80,8 +80,8 @@ class SentenceEncoder:
         ]:
             self.w[k] = self.np.ascontiguousarray(self.w[k].T)
         # Small matrix products are fastest on one BLAS thread, and a busy machine makes BLAS threads
-        # wait on each other (a request took 19 ms on two threads, 9 on one, with both cores loaded);
-        # a background encoding on one thread also leaves the other core to the searches.
+        # wait on each other (measured once, both cores loaded: a request 19 ms on two threads, 9 on
+        # one); a background encoding on one thread also leaves the other core to the searches.
         self._blas = importlib.import_module("threadpoolctl").ThreadpoolController()
         self.tokenizer = tokenizers.Tokenizer.from_file(str(directory / "tokenizer.json"))
         self.tokenizer.enable_truncation(MAX_TOKENS)
