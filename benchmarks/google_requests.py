@@ -9,7 +9,9 @@ the share of them on the first page). Each request is ranked through `Gateway.di
 method of the catalog (13,869 tools, no category hint), with the catalog's index built twice in this
 run: with what the documents say around each method (the API, its resources, their schemas: as
 served) and without it (each method's own text, as it was indexed before). The baseline is bm25s over
-the method's own text (name, description, category, search words), in the same process. A last row
+the method's own text (name, description, category, search words), in the same process. With the
+`dense` extra a row adds the sentence encoder's layer (its vectors cached after a first run that
+encodes every method, which takes minutes). A last row
 gives each request its gold method's API as a category hint: not a way anyone asks, it tells how much
 is lost finding the API and how much finding the method within it.
 """

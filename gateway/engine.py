@@ -106,7 +106,7 @@ class Gateway:
         dense: bool | None = False,
     ) -> None:
         self.catalog = catalog
-        self.dense = dense_available() and semantic_available() if dense is None else dense
+        self.dense = dense
         self.resources: Mapping[type, object] = dict(resources or {})
         self.policy = policy or Policy()
         self.gate = gate or ConfirmationGate()
@@ -169,6 +169,8 @@ class Gateway:
         return found[2]
 
     def _build_index(self, tools: Iterable[ToolDefinition]) -> SearchIndex:
+        if self.dense is None:  # the first search decides: without a search, no model is loaded
+            self.dense = semantic_available() and dense_available()
         if self.search_cache_dir is False:
             return SearchIndex(tools, dense=self.dense)
         # A large catalog's index comes from the disk cache when its text is unchanged.

@@ -7,33 +7,45 @@ import json
 import os
 import secrets
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from .errors import UserError
 
 
+def write_atomic(path: Path, write: Callable[[BinaryIO], object]) -> None:
+    """Write a file so a reader never sees half of it: `write` fills a temporary file, then a rename.
+
+    Args:
+        path: the file; its directory is made when missing.
+        write: writes the whole content to the binary file handle it is given.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            write(handle)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
 def write_json_atomic(path: Path, data: Any, *, compact: bool = False) -> None:
-    """Write `data` as JSON so a reader never sees half a file (a temporary file, then a rename).
+    """Write `data` as JSON so a reader never sees half a file (`write_atomic`).
 
     Args:
         path: the file; its directory is made when missing.
         data: anything `json.dump` takes.
         compact: no indentation or spaces (caches); otherwise one level of indentation, keys sorted.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            if compact:
-                json.dump(data, handle, ensure_ascii=False, separators=(",", ":"))
-            else:
-                json.dump(data, handle, indent=1, sort_keys=True)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    if compact:
+        text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    else:
+        text = json.dumps(data, indent=1, sort_keys=True)
+    write_atomic(path, lambda handle: handle.write(text.encode("utf-8")))
 
 
 def keep_newest(directory: Path, pattern: str, keep: int) -> None:

@@ -17,18 +17,16 @@ The vectors are cached on disk by a hash of the texts and the model, so a restar
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import logging
-import os
-import tempfile
 import threading
 import weakref
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from .encoder import SentenceEncoder, sentence_encoder
+from ..files import keep_newest, write_atomic
+from .encoder import SentenceEncoder, sentence_encoder, similarities
 
 DENSE_WEIGHT = 0.3
 """Share of the sentence encoder's similarity in a blended score."""
@@ -39,6 +37,8 @@ DENSE_SYNC_LIMIT = 256
 _LOW_SAMPLE = 2048
 LOW_QUANTILE = 0.9
 """Where the similarity scale starts, as a quantile of the catalog's similarities to the query."""
+MAX_CACHED_MATRICES = 8
+"""Cached vector files kept in a cache directory; the least recently written are removed beyond it."""
 _MAX_CACHED_QUERIES = 64
 _CHUNK = 256  # texts encoded between checks that the index is still wanted
 _BUILDING = threading.Lock()  # one catalog encoded at a time
@@ -69,11 +69,16 @@ class DenseLayer:
         for text in texts:
             key.update(text.encode("utf-8", "surrogatepass") + b"\x1e")
         self._path = None if cache_dir is None else cache_dir / f"dense-{key.hexdigest()[:40]}.npy"
-        cached = self._load(len(texts))
+        self._rows: dict[str, int] = {}
+        cached = _rows_of(texts) if texts else None
+        if cached is None:
+            cached = self._load(len(texts))
         if cached is not None:
-            self._attach(cached)
+            self._attach(cached, texts)
         elif len(texts) <= DENSE_SYNC_LIMIT:
-            self._attach(encoder.encode(texts))
+            matrix = encoder.encode(texts)
+            self._save(matrix)
+            self._attach(matrix, texts)
         else:
             args = (weakref.ref(self), encoder, list(texts))
             threading.Thread(target=_build, args=args, name="dense-index", daemon=True).start()
@@ -86,10 +91,13 @@ class DenseLayer:
         """Wait until the vectors are ready (for benchmarks and tests); whether they are."""
         return self._ready.wait(timeout)
 
-    def _attach(self, matrix: Any) -> None:
+    def _attach(self, matrix: Any, texts: Sequence[str]) -> None:
         np = self.np
         self.matrix = np.ascontiguousarray(matrix, dtype=np.float32)
+        self._rows = {text: i for i, text in enumerate(texts)}
         self._ready.set()
+        with _READY_LOCK:
+            _READY.add(self)
 
     def _load(self, rows: int) -> Any:
         if self._path is None:
@@ -103,17 +111,12 @@ class DenseLayer:
         return matrix
 
     def _save(self, matrix: Any) -> None:
-        if self._path is None:
+        if self._path is None or not len(matrix):
             return
         try:
-            self._path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=self._path.parent, suffix=".tmp")
-            with os.fdopen(fd, "wb") as fh:
-                self.np.save(fh, matrix, allow_pickle=False)
-            os.replace(tmp, self._path)
+            write_atomic(self._path, lambda handle: self.np.save(handle, matrix, allow_pickle=False))
+            keep_newest(self._path.parent, "dense-*.npy", MAX_CACHED_MATRICES)
         except OSError as exc:
-            with contextlib.suppress(OSError, UnboundLocalError):
-                os.unlink(tmp)
             _log.warning("could not cache the dense vectors in %s: %s", self._path.parent, exc)
 
     def query(self, text: str) -> Any:
@@ -138,9 +141,7 @@ class DenseLayer:
         of the tools added (which are scored exactly: tier 0).
         """
         np = self.np
-        vector = self.query(query)
-        vecdot = getattr(np, "vecdot", None)  # not BLAS: its threads wait on each other on a busy machine
-        sim = vecdot(self.matrix, vector) if vecdot is not None else np.einsum("ij,j->i", self.matrix, vector)
+        sim = similarities(np, self.matrix, self.query(query))
         low, high = (
             float(np.quantile(sim[:: max(1, len(sim) // _LOW_SAMPLE)], LOW_QUANTILE)),
             float(sim.max()),
@@ -160,6 +161,23 @@ class DenseLayer:
         tiers = np.concatenate([tier, np.zeros(len(new), dtype=tier.dtype)])
         order = np.argsort(all_ids, kind="stable")
         return all_ids[order], scores[order], tiers[order]
+
+
+_READY: weakref.WeakSet[DenseLayer] = weakref.WeakSet()
+"""The process's layers whose vectors are ready: a subset of a catalog (the tools one principal may
+see) takes its rows from the whole catalog's layer instead of encoding them again."""
+_READY_LOCK = threading.Lock()  # layers become ready in the background thread
+
+
+def _rows_of(texts: Sequence[str]) -> Any:
+    """The vectors of `texts` from a ready layer that holds every one of them, or None."""
+    with _READY_LOCK:
+        layers = list(_READY)
+    for layer in layers:
+        rows = [layer._rows.get(text) for text in texts]
+        if None not in rows:
+            return layer.matrix[rows]
+    return None
 
 
 def _build(ref: weakref.ref[DenseLayer], encoder: SentenceEncoder, texts: list[str]) -> None:
@@ -183,5 +201,5 @@ def _build(ref: weakref.ref[DenseLayer], encoder: SentenceEncoder, texts: list[s
     layer = ref()
     if layer is not None:
         layer._save(matrix)
-        layer._attach(matrix)
+        layer._attach(matrix, texts)
         _log.info("The dense layer is ready (%s tools).", f"{len(texts):,}")

@@ -149,6 +149,14 @@ class SentenceEncoder:
             out[chunk] = self._forward(ids, mask)
 
 
+def similarities(np: Any, matrix: Any, vector: Any) -> Any:
+    """Each row's dot product with `vector` (float32). Not BLAS: OpenBLAS's threads wait on each other
+    whenever the cores are busy (10 ms instead of 0.3 at 10,000 tools), and one core streams this
+    fast enough."""
+    vecdot = getattr(np, "vecdot", None)  # numpy 2; einsum's loop is about 1.5 times slower
+    return vecdot(matrix, vector) if vecdot is not None else np.einsum("ij,j->i", matrix, vector)
+
+
 def _gelu(np: Any, x: Any) -> Any:
     """BERT's GELU, x * Φ(x), with erf to within 1.5e-7 (Abramowitz and Stegun 7.1.26)."""
     z = np.abs(x) * np.float32(1 / np.sqrt(2))

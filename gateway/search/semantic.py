@@ -24,6 +24,7 @@ from typing import Any
 from ..definition import ToolDefinition
 from .cache import Vocabulary, largest
 from .dense import DenseLayer
+from .encoder import similarities
 from .text import words
 
 SEMANTIC_WEIGHT = 0.6
@@ -309,7 +310,7 @@ class Vectors:
         lex_part = lexical[lex_ids] * ((1 - SEMANTIC_WEIGHT) / lexical[lex_ids].max())
         k = min(SEMANTIC_CANDIDATES, len(self.matrix))
         if self.prefix is None:
-            sim = _dot(np, self.matrix, q)
+            sim = similarities(np, self.matrix, q)
             low, high = float(sim[:: self.stride].min()), float(sim.max())
             closest = sim if keep is None else np.where(keep, sim, -np.inf)
             ids = _union(np, len(sim), lex_ids, np.argpartition(closest, len(sim) - k)[len(sim) - k :])
@@ -324,7 +325,7 @@ class Vectors:
         if dense is not None and dense.ready:
             # Tools the encoder adds are no lexical match: their hybrid score is their similarity's.
             def extra(new: Any) -> Any:
-                return (_dot(np, self.matrix[new], q).astype(np.float64) - low) * scale
+                return (similarities(np, self.matrix[new], q).astype(np.float64) - low) * scale
 
             return dense.rescore(query, ids, fused, tier, keep=keep, extra=extra)
         return ids, fused, tier
@@ -341,13 +342,13 @@ class Vectors:
         """
         np = self.embedder.np
         head = q[:_PREFIX_DIMS]
-        approx = _dot(np, self.prefix, head / (np.linalg.norm(head) or 1.0))
+        approx = similarities(np, self.prefix, head / (np.linalg.norm(head) or 1.0))
         ranked = approx if keep is None else np.where(keep, approx, -np.inf)
         pool = np.argpartition(-ranked, min(_POOL, len(ranked)) - 1)[:_POOL]
-        pool_sim = _dot(np, self.matrix[pool], q)
+        pool_sim = similarities(np, self.matrix[pool], q)
         allowed_sim = pool_sim if keep is None else np.where(keep[pool], pool_sim, -np.inf)
         near = pool[np.argsort(-allowed_sim, kind="stable")[:SEMANTIC_CANDIDATES]]
-        low = float(_dot(np, self.sample, q).min())
+        low = float(similarities(np, self.sample, q).min())
         high = float(pool_sim.max())
         ids = _union(np, len(approx), lex_ids, near)
         exact = lex_ids
@@ -360,16 +361,8 @@ class Vectors:
         tier = np.ones(len(ids), dtype=np.int8)
         at = np.searchsorted(ids, exact)
         tier[at] = 0
-        sim[at] = _dot(np, self.matrix[exact], q)
+        sim[at] = similarities(np, self.matrix[exact], q)
         return ids, sim, tier, low, high
-
-
-def _dot(np: Any, matrix: Any, vector: Any) -> Any:
-    """Similarities (float32). Not BLAS: OpenBLAS's threads wait on each other whenever the cores
-    are busy (10 ms instead of 0.3 at 10,000 tools), and one core streams this fast enough."""
-    vecdot = getattr(np, "vecdot", None)  # numpy 2; einsum's loop is about 1.5 times slower
-    sims = vecdot(matrix, vector) if vecdot is not None else np.einsum("ij,j->i", matrix, vector)
-    return sims
 
 
 def _union(np: Any, n: int, a: Any, b: Any) -> Any:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import shutil
 import weakref
 from pathlib import Path
@@ -69,25 +70,62 @@ def test_the_layer_needs_the_semantic_layer() -> None:
 def test_a_large_catalog_is_encoded_in_the_background_and_cached(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    queries = ("what do I have on tomorrow", "let my boss know I'm running late")
+    monkeypatch.setattr(search_dense, "_READY", weakref.WeakSet())  # other tests' layers lend no rows
     monkeypatch.setattr(search_dense, "DENSE_SYNC_LIMIT", 2)
     built = SearchIndex(CATALOG, semantic=True, dense=True, dense_cache_dir=tmp_path)
     layer = built.dense
     assert layer is not None
     assert layer.wait(timeout=300)
     (cached,) = tmp_path.glob("dense-*.npy")
+    background = {q: _names(built, q, 10) for q in queries}
+    del built, layer
+    gc.collect()  # no layer of these texts is left in the process: the next one reads the file
     # The next index of the same texts loads the vectors: ready at once, the same rankings.
     again = SearchIndex(CATALOG, semantic=True, dense=True, dense_cache_dir=tmp_path)
     assert again.dense is not None and again.dense.ready
+    assert {q: _names(again, q, 10) for q in queries} == background
+    del again
+    gc.collect()
     monkeypatch.setattr(search_dense, "DENSE_SYNC_LIMIT", 256)
     sync = SearchIndex(CATALOG, semantic=True, dense=True)  # no cache, encoded before use
     assert sync.dense is not None and sync.dense.ready
-    for query in ("what do I have on tomorrow", "let my boss know I'm running late"):
-        assert _names(again, query, 10) == _names(built, query, 10) == _names(sync, query, 10)
+    assert {q: _names(sync, q, 10) for q in queries} == background
+    del sync
+    gc.collect()
     # A damaged cache file costs an encoding, never an error.
     cached.write_bytes(b"damaged")
     rebuilt = SearchIndex(CATALOG, semantic=True, dense=True, dense_cache_dir=tmp_path)
     assert rebuilt.dense is not None and rebuilt.dense.ready
-    assert _names(rebuilt, "what do I have on tomorrow") == _names(sync, "what do I have on tomorrow")
+    assert {q: _names(rebuilt, q, 10) for q in queries} == background
+
+
+def test_a_subset_of_a_catalog_takes_its_vectors_from_the_catalogs_layer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    whole = SearchIndex(CATALOG, semantic=True, dense=True)
+    assert whole.dense is not None and whole.dense.ready
+    encoder = whole.dense.encoder
+
+    def no_encoding(texts: object) -> None:
+        raise AssertionError("encoded again")
+
+    calendar = [d for d in CATALOG if d.category == "calendar"]
+    with monkeypatch.context() as patched:
+        patched.setattr(encoder, "encode", no_encoding)
+        subset = SearchIndex(calendar, semantic=True, dense=True, dense_cache_dir=tmp_path)
+    assert subset.dense is not None and subset.dense.ready
+    rows = [whole.dense._rows[embedding_text(d)] for d in sorted(calendar, key=lambda d: d.name)]
+    assert (subset.dense.matrix == whole.dense.matrix[rows]).all()
+    assert not list(tmp_path.iterdir())  # nothing encoded, nothing to cache
+
+
+def test_cached_vector_files_are_pruned(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(search_dense, "MAX_CACHED_MATRICES", 2)
+    for category in ("calendar", "gmail", "tasks"):
+        SearchIndex([d for d in CATALOG if d.category == category], semantic=True, dense=True)  # not cached
+        search_dense.DenseLayer([f"{category} one", f"{category} two"], tmp_path)
+    assert len(list(tmp_path.glob("dense-*.npy"))) == 2
 
 
 def test_an_encoding_whose_index_is_gone_stops_and_saves_nothing(tmp_path: Path) -> None:
@@ -96,8 +134,9 @@ def test_an_encoding_whose_index_is_gone_stops_and_saves_nothing(tmp_path: Path)
     layer = search_dense.DenseLayer([], tmp_path)  # empty: ready at once, nothing to encode
     ref = weakref.ref(layer)
     del layer
+    before = set(tmp_path.iterdir())
     search_dense._build(ref, encoder, [embedding_text(d) for d in CATALOG])
-    assert not list(tmp_path.glob("dense-*.npy"))
+    assert set(tmp_path.iterdir()) == before
 
 
 def test_settings_turn_the_layer_on_and_off(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -111,6 +150,9 @@ def test_settings_turn_the_layer_on_and_off(tmp_path: Path, monkeypatch: pytest.
     config.write_text('[search]\ndense = "sometimes"\n')
     with pytest.raises(Exception, match="dense"):
         load_settings(config)
+    auto = Gateway(Catalog(CATALOG), dense=None, search_cache_dir=False)
+    assert auto.dense is None  # decided by the first search: the model is not loaded before
+    assert auto.index(Principal()).dense is not None and auto.dense is True
     on = Gateway(Catalog(CATALOG), dense=True, search_cache_dir=False)
     off = Gateway(Catalog(CATALOG), search_cache_dir=False)  # a library Gateway: off unless asked
     assert on.index(Principal()).dense is not None
