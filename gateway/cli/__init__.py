@@ -36,7 +36,7 @@ from .parser import build_parser, settings_from
 __all__ = ["end", "main", "run"]
 
 
-READ_ONLY = frozenset({"discover", "schema", "catalog", "tools", "pending", "usage"})
+READ_ONLY = frozenset({"discover", "schema", "catalog", "index", "tools", "pending", "usage"})
 """Commands that write no audit record: they go on, with a notice, when the audit log cannot be written."""
 
 
@@ -91,6 +91,8 @@ def _command(args: argparse.Namespace) -> int:
             return commands.invoke(gw, ctx, args, approver)
         if args.command == "catalog":
             return commands.catalog(gw, ctx, args, settings)
+        if args.command == "index":
+            return commands.index(gw, args)
         if args.command == "chat":
             return chat.run_chat(gw, ctx, args)
         if args.command == "usage":

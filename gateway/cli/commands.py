@@ -1,17 +1,19 @@
-"""The commands that read the catalog or run one tool: discover, invoke, catalog, tools, auth."""
+"""The commands that read the catalog or run one tool: discover, invoke, catalog, index, tools, auth."""
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import time
 from typing import Any
 
 from ..config import Settings
 from ..context import ToolContext
 from ..engine import Gateway, run_sync
 from ..errors import UserError
+from ..search import default_cache_dir
 from .approvals import TerminalApprover
-from .messages import for_a_person, not_approved_without_a_terminal
+from .messages import for_a_person, not_approved_without_a_terminal, note
 from .output import dump, print_result
 
 # Output format -> (adapter module, function); imported only when `gateway tools` runs.
@@ -31,6 +33,12 @@ def discover(gw: Gateway, ctx: ToolContext, args: argparse.Namespace) -> int:
         "cursor": args.cursor,
     }
     result = run_sync(gw.call("discover_tools", {k: v for k, v in arguments.items() if v}, ctx))
+    layer = gw.index().dense
+    if layer is not None and not layer.ready:  # this process ends before a large catalog is encoded
+        note(
+            "the dense layer of search is still encoding this catalog, so this search ranked without it; "
+            "'gateway index' encodes it once for every later command"
+        )
     if not args.json:  # --json: exactly what the model reads
         result = for_a_person(result, gw, ctx.principal)
     if args.json and result.status == "ok":
@@ -89,6 +97,37 @@ def catalog(gw: Gateway, ctx: ToolContext, args: argparse.Namespace, settings: S
     for cat in overview["categories"]:
         actions = ", ".join(f"{a} {n}" for a, n in cat["actions"].items())
         print(f"  {cat['name']:<16} {cat['tools']:>5}  ({actions})")
+    return 0
+
+
+def index(gw: Gateway, args: argparse.Namespace) -> int:
+    """Build the served catalogs' search index now, every layer, and cache it for the next start.
+
+    A large catalog's sentence vectors (the `dense` extra) take minutes to encode in the background;
+    a one-shot command ends before they are ready, a server ranks without them until they are. This
+    command waits for them, showing progress on stderr.
+    """
+    start = time.perf_counter()
+    built = gw.index()
+    layer = built.dense
+    ready = layer is not None and layer.wait()
+    cache = gw.search_cache_dir
+    report = {
+        "tools": len(gw.catalog),
+        "layers": ["lexical", *(["semantic"] if built.semantic else []), *(["dense"] if ready else [])],
+        "cache_dir": None if cache is False else str(cache or default_cache_dir()),
+        "seconds": round(time.perf_counter() - start, 1),
+    }
+    if layer is not None and not ready:
+        raise UserError("the dense layer could not encode the catalog (the log above says why)")
+    if args.json:
+        print(dump(report))
+    else:
+        where = f"cached in {report['cache_dir']}" if report["cache_dir"] else "not cached"
+        print(
+            f"{report['tools']:,} tools indexed in {report['seconds']} s: "
+            f"{', '.join(report['layers'])} ({where})"
+        )
     return 0
 
 

@@ -73,6 +73,11 @@ def build_parser() -> argparse.ArgumentParser:
     invoke.add_argument("parameters", nargs="?", default="{}", help="parameters as a JSON object")
     invoke.add_argument("--yes", action="store_true", help="approve a destructive call without asking")
     sub.add_parser("catalog", parents=[common], help="tool counts by category and action")
+    sub.add_parser(
+        "index",
+        parents=[common],
+        help="build the search index now, every layer, and cache it for the next start",
+    )
     tools = sub.add_parser(
         "tools",
         parents=[common],

@@ -63,6 +63,7 @@ class DenseLayer:
         self.np: Any = encoder.np
         self.matrix: Any = None
         self._ready = threading.Event()
+        self._finished = threading.Event()  # ready, or the encoding failed
         self._queries: dict[str, Any] = {}
         self._lock = threading.Lock()
         key = hashlib.sha256(encoder.model_id.encode())
@@ -88,14 +89,16 @@ class DenseLayer:
         return self._ready.is_set()
 
     def wait(self, timeout: float | None = None) -> bool:
-        """Wait until the vectors are ready (for benchmarks and tests); whether they are."""
-        return self._ready.wait(timeout)
+        """Wait until the vectors are ready or their encoding failed; whether they are ready."""
+        self._finished.wait(timeout)
+        return self.ready
 
     def _attach(self, matrix: Any, texts: Sequence[str]) -> None:
         np = self.np
         self.matrix = np.ascontiguousarray(matrix, dtype=np.float32)
         self._rows = {text: i for i, text in enumerate(texts)}
         self._ready.set()
+        self._finished.set()
         with _READY_LOCK:
             _READY.add(self)
 
@@ -194,6 +197,9 @@ def _build(ref: weakref.ref[DenseLayer], encoder: SentenceEncoder, texts: list[s
                 matrix[start : start + _CHUNK] = encoder.encode(texts[start : start + _CHUNK])
             except Exception:  # a failed build leaves search as it was, without the layer
                 _log.exception("the dense layer could not encode the catalog")
+                layer = ref()
+                if layer is not None:
+                    layer._finished.set()
                 return
             done = min(start + _CHUNK, len(texts))
             if done * 10 // len(texts) != start * 10 // len(texts):
