@@ -111,23 +111,16 @@ def index(gw: Gateway, args: argparse.Namespace) -> int:
     built = gw.index()
     layer = built.dense
     ready = layer is not None and layer.wait()
-    cache = gw.search_cache_dir
-    report = {
-        "tools": len(gw.catalog),
-        "layers": ["lexical", *(["semantic"] if built.semantic else []), *(["dense"] if ready else [])],
-        "cache_dir": None if cache is False else str(cache or default_cache_dir()),
-        "seconds": round(time.perf_counter() - start, 1),
-    }
     if layer is not None and not ready:
         raise UserError("the dense layer could not encode the catalog (the log above says why)")
+    layers = ["lexical", *(["semantic"] if built.semantic else []), *(["dense"] if ready else [])]
+    cache = None if gw.search_cache_dir is False else str(gw.search_cache_dir or default_cache_dir())
+    seconds = round(time.perf_counter() - start, 1)
     if args.json:
-        print(dump(report))
+        print(dump({"tools": len(gw.catalog), "layers": layers, "cache_dir": cache, "seconds": seconds}))
     else:
-        where = f"cached in {report['cache_dir']}" if report["cache_dir"] else "not cached"
-        print(
-            f"{report['tools']:,} tools indexed in {report['seconds']} s: "
-            f"{', '.join(report['layers'])} ({where})"
-        )
+        where = f"cached in {cache}" if cache else "not cached"
+        print(f"{len(gw.catalog):,} tools indexed in {seconds} s: {', '.join(layers)} ({where})")
     return 0
 
 
