@@ -184,8 +184,20 @@ def _rows_of(texts: Sequence[str]) -> Any:
 
 
 def _build(ref: weakref.ref[DenseLayer], encoder: SentenceEncoder, texts: list[str]) -> None:
-    """Encode in the background, a chunk at a time, one catalog at a time (the process's cores are
-    the searches' too); a layer dropped meanwhile (its catalog changed) stops its encoding."""
+    """Encode in the background (see `_encode`); however it ends, a layer still wanted stops waiting."""
+    try:
+        _encode(ref, encoder, texts)
+    except Exception:  # a failed build leaves search as it was, without the layer
+        _log.exception("the dense layer could not encode the catalog")
+    finally:
+        layer = ref()
+        if layer is not None:
+            layer._finished.set()
+
+
+def _encode(ref: weakref.ref[DenseLayer], encoder: SentenceEncoder, texts: list[str]) -> None:
+    """Encode a chunk at a time, one catalog at a time (the process's cores are the searches' too);
+    a layer dropped meanwhile (its catalog changed) stops its encoding."""
     _log.info("Encoding %s tools for the dense layer in the background...", f"{len(texts):,}")
     np = encoder.np
     matrix = np.zeros((len(texts), encoder.dims), dtype=np.float32)
@@ -193,14 +205,7 @@ def _build(ref: weakref.ref[DenseLayer], encoder: SentenceEncoder, texts: list[s
         for start in range(0, len(texts), _CHUNK):
             if ref() is None:
                 return
-            try:
-                matrix[start : start + _CHUNK] = encoder.encode(texts[start : start + _CHUNK])
-            except Exception:  # a failed build leaves search as it was, without the layer
-                _log.exception("the dense layer could not encode the catalog")
-                layer = ref()
-                if layer is not None:
-                    layer._finished.set()
-                return
+            matrix[start : start + _CHUNK] = encoder.encode(texts[start : start + _CHUNK])
             done = min(start + _CHUNK, len(texts))
             if done * 10 // len(texts) != start * 10 // len(texts):
                 _log.info("Dense layer: %s of %s tools encoded", f"{done:,}", f"{len(texts):,}")

@@ -39,7 +39,7 @@ def test_index_reports_the_layers_it_built(cache: Path, capsys: pytest.CaptureFi
     report = json.loads(out)
     assert code == 0
     assert report["tools"] > 20
-    assert report["layers"] == ["lexical", "semantic"] if semantic_available() else ["lexical"]
+    assert report["layers"] == (["lexical", "semantic"] if semantic_available() else ["lexical"])
     assert report["cache_dir"] == str(cache)
     assert main(["index"]) == 0
     line = capsys.readouterr().out
