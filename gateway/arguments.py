@@ -59,6 +59,13 @@ def validate_arguments(model: type[BaseModel], arguments: Mapping[str, Any]) -> 
     return model.model_validate_json(to_json(dict(arguments)))
 
 
+MAX_DEPTH = 64
+"""Deepest nesting of objects and arrays a call's arguments may have (real tools need a handful)."""
+
+MAX_NUMBER_DIGITS = 100
+"""Most digits an integer in a call's arguments may have (past 4,300, Python refuses to read one)."""
+
+
 class Unusable(Exception):
     """Arguments that cannot be read as a JSON object of a size the gateway takes."""
 
@@ -68,11 +75,72 @@ class Unusable(Exception):
         self.too_large = too_large
 
 
+def load_json(text: str) -> Any:
+    """JSON text as data, refusing what would crash the parser or what reads it next.
+
+    A text nested thousands of levels deep raises `RecursionError` in `json.loads`, a
+    5,000-digit integer `ValueError`; both become a problem the caller can send back.
+
+    Raises:
+        json.JSONDecodeError: not JSON.
+        Unusable: nested deeper than `MAX_DEPTH`, or an integer longer than `MAX_NUMBER_DIGITS`.
+    """
+    try:
+        value = json.loads(text, parse_int=_bounded_int)
+    except RecursionError:
+        raise Unusable(_TOO_DEEP) from None
+    except _LongNumber:
+        raise Unusable(_TOO_LONG) from None
+    check_shape(value)
+    return value
+
+
+def check_shape(value: Any) -> None:
+    """Refuse data nested deeper than `MAX_DEPTH` or holding an integer longer than `MAX_NUMBER_DIGITS`.
+
+    Walks without recursion, so a structure too deep for Python's stack (or one that contains
+    itself) is refused rather than crashing whatever serialises it next.
+
+    Raises:
+        Unusable: the first of the two problems found.
+    """
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, Mapping):
+            children: Any = item.values()
+        elif isinstance(item, list | tuple):
+            children = item
+        else:
+            if isinstance(item, int) and abs(item) >= _LIMIT:
+                raise Unusable(_TOO_LONG)
+            continue
+        if depth >= MAX_DEPTH:
+            raise Unusable(_TOO_DEEP)
+        stack.extend((child, depth + 1) for child in children)
+
+
+class _LongNumber(Exception):
+    pass
+
+
+_TOO_DEEP = Problem("parameters", f"Nested more than {MAX_DEPTH} levels deep; send flatter arguments")
+_TOO_LONG = Problem("parameters", f"Holds an integer of more than {MAX_NUMBER_DIGITS} digits")
+_LIMIT = 10**MAX_NUMBER_DIGITS
+
+
+def _bounded_int(text: str) -> int:
+    if len(text.lstrip("-")) > MAX_NUMBER_DIGITS:
+        raise _LongNumber
+    return int(text)
+
+
 def read_arguments(raw: Any, max_bytes: int) -> dict[str, Any]:
     """Arguments as a dict: a mapping, a JSON string, or nothing (an empty object).
 
     Raises:
-        Unusable: not JSON, not an object, or more than `max_bytes` (its `too_large` says how many).
+        Unusable: not JSON, not an object, nested too deep, an integer too long, or more than
+            `max_bytes` (its `too_large` says how many).
     """
     if raw is None or raw == "":
         return {}
@@ -81,11 +149,13 @@ def read_arguments(raw: Any, max_bytes: int) -> dict[str, Any]:
         if size > max_bytes:
             raise Unusable(Problem("parameters", "too large"), too_large=size)
         try:
-            raw = json.loads(raw)
+            raw = load_json(raw)
         except json.JSONDecodeError as exc:
             raise Unusable(
                 Problem("parameters", f"Not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}")
             ) from None
+    else:
+        check_shape(raw)
     if not isinstance(raw, Mapping):
         raise Unusable(Problem("parameters", f"Must be a JSON object, got {type(raw).__name__}"))
     size = len(json.dumps(raw, default=str).encode())

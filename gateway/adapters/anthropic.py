@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from ..agent.calls import ModelTurn, Outcome, ToolCall
 from ..agent.content import ImageBlock, TextBlock
 from ..agent.provider import Request, TextSink, ToolPlan, call_sdk
+from ..arguments import Unusable, load_json
 from ..definition import ToolDefinition
 from ..errors import UserError
 
@@ -154,8 +155,8 @@ class MessageAccumulator:
             raw = self.inputs.pop(event.index)
             block = self.blocks[event.index]
             try:
-                parsed = json.loads(raw) if raw.strip() else block.get("input") or {}
-            except json.JSONDecodeError:
+                parsed = load_json(raw) if raw.strip() else block.get("input") or {}
+            except (json.JSONDecodeError, Unusable):  # the loop re-reads the text and tells the model
                 parsed = None
             if isinstance(parsed, dict):
                 block["input"] = parsed

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ..arguments import Unusable, check_shape, load_json
 from ..context import ErrorInfo, ToolResult
 from ..definition import ToolDefinition
 from ..rendering import safe_text
@@ -80,18 +81,33 @@ def malformed_arguments(name: str, exc: json.JSONDecodeError) -> ErrorInfo:
     )
 
 
+def unusable_arguments(name: str, exc: Unusable) -> ErrorInfo:
+    """The model-facing error for arguments nested too deep or holding too long a number."""
+    tool = safe_text(name, 80)
+    return ErrorInfo(
+        "invalid_arguments",
+        f"The arguments of this {tool} call cannot be used. Nothing was run.",
+        f"Fix the listed problems and call {tool} again.",
+        (exc.problem,),
+    )
+
+
 def parse_arguments(call: ToolCall) -> dict[str, Any] | ErrorInfo:
     """A call's arguments as an object, or the error the model gets instead of any handler running."""
     raw = call.arguments
     if raw is None:
         return {}
-    if isinstance(raw, str):
-        if not raw.strip():
-            return {}
-        try:
-            raw = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            return malformed_arguments(call.name, exc)
+    try:
+        if isinstance(raw, str):
+            if not raw.strip():
+                return {}
+            raw = load_json(raw)
+        else:
+            check_shape(raw)
+    except json.JSONDecodeError as exc:
+        return malformed_arguments(call.name, exc)
+    except Unusable as exc:
+        return unusable_arguments(call.name, exc)
     if not isinstance(raw, Mapping):
         tool = safe_text(call.name, 80)
         return ErrorInfo(

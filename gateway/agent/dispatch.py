@@ -110,6 +110,7 @@ class Dispatcher:
         ctx = dataclasses.replace(self.context, call_id=call.id[:64] or self.context.call_id)
         if isinstance(args, ErrorInfo):
             result = ToolResult(call.name, ctx.call_id, "error", error=args)
+            self._audit_unread(call, args, ctx)
             route: Route | None = None
         else:
             route = self._route(call)
@@ -127,6 +128,18 @@ class Dispatcher:
         )
         self.emit(ToolCallFinished(outcome))
         return outcome
+
+    def _audit_unread(self, call: ToolCall, error: ErrorInfo, ctx: ToolContext) -> None:
+        """A call whose arguments could not be read never reaches the gateway; the log still shows it."""
+        self.gateway.auditor.log(
+            principal=ctx.principal.id,
+            session=ctx.session_id,
+            call_id=ctx.call_id,
+            tool=safe_text(call.name, 80),
+            outcome="invalid",
+            error_code=error.code,
+            agent=ctx.principal.agent,
+        )
 
     def _send(
         self, route: Route, call: ToolCall, args: dict[str, Any], ctx: ToolContext, confirmation: str | None

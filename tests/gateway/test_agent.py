@@ -53,6 +53,7 @@ def test_the_texts_a_model_gets_for_unusable_arguments_and_the_round_cap(snapsho
         "malformed": rendered(ToolCall("c1", "invoke_tool", '{"tool_name": "notes_create", "parameters": {')),
         "not_an_object": rendered(ToolCall("c1", "discover_tools", "[1, 2]")),
         "hostile_name": rendered(ToolCall("c1", "x\n" * 60, "{")),
+        "too_deep": rendered(ToolCall("c1", "discover_tools", "[" * 5000 + "]" * 5000)),
         "wrap_up_note": WRAP_UP_NOTE,
     }
     assert texts == snapshot

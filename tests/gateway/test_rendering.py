@@ -18,6 +18,10 @@ CASES: dict[str, tuple[str, Any]] = {
     ),
     "missing_and_extra": ("invoke_tool", {"tool_name": "notes_create", "parameters": {"titel": "x"}}),
     "malformed_json": ("invoke_tool", {"tool_name": "notes_create", "parameters": '{"title": '}),
+    "too_deep": (
+        "invoke_tool",
+        {"tool_name": "notes_create", "parameters": '{"title": ' + "[" * 5000 + "]" * 5000 + "}"},
+    ),
     "unknown_tool": ("invoke_tool", {"tool_name": "notes_remove", "parameters": {}}),
     "unknown_tool_no_match": ("get_tool_schema", {"tool_name": "zzz"}),
     "direct_call": ("notes_create", {"title": "x"}),
