@@ -123,6 +123,8 @@ class ConsoleSettings(_Section):
     admin_token_env: str | None = None  # or a variable holding the token
     host: str = "127.0.0.1"
     port: int = Field(8766, ge=0, le=65535)
+    session_idle_minutes: float = Field(30.0, gt=0)  # a browser session unused this long ends
+    session_hours: float = Field(8.0, gt=0)  # and every session ends this long after sign-in
 
     @model_validator(mode="after")
     def _at_most_one_source(self) -> ConsoleSettings:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import time
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -26,7 +27,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..config import Settings
 from ..engine import Gateway
-from .auth import LOGIN_COOKIE, SESSION_COOKIE, SESSION_SECONDS, Sessions
+from .auth import LOGIN_COOKIE, SESSION_COOKIE, Sessions
 from .pages import Pages
 from .site import Console
 
@@ -67,8 +68,14 @@ class _SecurityHeaders:
 Handler = Callable[[Request, str], Awaitable[Response]]
 
 
-def _guard(console: Console, handler: Handler, *, api: bool = False, post: bool = False) -> Any:
-    """`handler` behind the admin check (and the CSRF check for a POST from a browser session)."""
+def _guard(
+    console: Console, handler: Handler, *, api: bool = False, post: bool = False, active: bool = True
+) -> Any:
+    """`handler` behind the admin check (and the CSRF check for a POST from a browser session).
+
+    An `active` route (a page, a decision) counts as use of a browser session and seals its cookie
+    again; the approvals table's short polling does not, so an open tab left alone still goes idle.
+    """
 
     async def endpoint(request: Request) -> Response:
         found = console.admin(request)
@@ -98,7 +105,11 @@ def _guard(console: Console, handler: Handler, *, api: bool = False, post: bool 
                     },
                     status_code=403,
                 )
-        return await handler(request, who)
+        response = await handler(request, who)
+        if active and session is not None:
+            cookie = console.sessions.refresh(session)
+            _cookie(response, request, SESSION_COOKIE, cookie, console.sessions.max_age(session))
+        return response
 
     return endpoint
 
@@ -110,13 +121,25 @@ def _safe_next(root: str, target: str | None) -> str:
     return f"{root}/approvals"
 
 
-def console_app(gw: Gateway, settings: Settings, *, environ: Mapping[str, str] | None = None) -> ASGIApp:
+def console_app(
+    gw: Gateway,
+    settings: Settings,
+    *,
+    environ: Mapping[str, str] | None = None,
+    clock: Callable[[], float] = time.time,
+) -> ASGIApp:
     """The console for `gw`, to mount at `/console` (its templates build links from the mount path).
+
+    Args:
+        gw: the gateway whose calls the console shows and decides.
+        settings: the `[console]` section and what the pages show.
+        environ: where admin token variables are read (default: the process's environment).
+        clock: the time sessions are measured by (injected by tests).
 
     Raises:
         UserError: an admin token names an environment variable that is not set.
     """
-    console = Console(gw, settings, os.environ if environ is None else environ)
+    console = Console(gw, settings, os.environ if environ is None else environ, clock)
     pages = Pages(console)
 
     async def login_form(request: Request) -> Response:
@@ -148,12 +171,16 @@ def console_app(gw: Gateway, settings: Settings, *, environ: Mapping[str, str] |
                 f"{root}/login?{urlencode({'failed': '1', 'next': target})}", status_code=303
             )
         response = RedirectResponse(target, status_code=303)
-        _cookie(response, request, SESSION_COOKIE, console.sessions.issue(who), int(SESSION_SECONDS))
+        cookie = console.sessions.issue(who)
+        _cookie(response, request, SESSION_COOKIE, cookie, int(console.sessions.idle_seconds))
         response.delete_cookie(LOGIN_COOKIE, path=f"{root}/")
         return response
 
     async def logout(request: Request, who: str) -> Response:
         root = request.scope.get("root_path", "")
+        session = console.sessions.read(request.cookies.get(SESSION_COOKIE))
+        if session is not None:
+            console.sessions.revoke(session)
         response = RedirectResponse(f"{root}/login", status_code=303)
         response.delete_cookie(SESSION_COOKIE, path=f"{root}/")
         return response
@@ -163,6 +190,9 @@ def console_app(gw: Gateway, settings: Settings, *, environ: Mapping[str, str] |
 
     def page(handler: Handler) -> Any:
         return _guard(console, handler)
+
+    def poll(handler: Handler) -> Any:
+        return _guard(console, handler, active=False)
 
     def api(handler: Handler) -> Any:
         return _guard(console, handler, api=True)
@@ -174,9 +204,9 @@ def console_app(gw: Gateway, settings: Settings, *, environ: Mapping[str, str] |
         Route("/", home),
         Route("/login", login_form, methods=["GET"]),
         Route("/login", login, methods=["POST"]),
-        Route("/logout", post(logout), methods=["POST"]),
+        Route("/logout", _guard(console, logout, post=True, active=False), methods=["POST"]),
         Route("/approvals", page(pages.approvals)),
-        Route("/approvals/rows", page(pages.approval_rows)),
+        Route("/approvals/rows", poll(pages.approval_rows)),
         Route("/approvals/{pending_id}/{verb:str}", post(pages.decide), methods=["POST"]),
         Route("/activity", page(pages.activity)),
         Route("/activity/export.jsonl", page(pages.export)),

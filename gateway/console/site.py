@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -19,11 +20,22 @@ from .auth import SESSION_COOKIE, AdminTokens, Session, Sessions, session_key
 class Console:
     """Who is asking, and the checks every route makes before a page does its work."""
 
-    def __init__(self, gw: Gateway, settings: Settings, environ: Mapping[str, str]) -> None:
+    def __init__(
+        self,
+        gw: Gateway,
+        settings: Settings,
+        environ: Mapping[str, str],
+        clock: Callable[[], float] = time.time,
+    ) -> None:
         self.gw = gw
         self.settings = settings
         self.tokens = AdminTokens.from_settings(settings, environ)
-        self.sessions = Sessions(session_key(settings, self.tokens))
+        self.sessions = Sessions(
+            session_key(settings, self.tokens),
+            clock=clock,
+            idle_seconds=settings.console.session_idle_minutes * 60,
+            lifetime_seconds=settings.console.session_hours * 3600,
+        )
         self.env = Environment(
             loader=PackageLoader("gateway.console", "templates"),
             autoescape=select_autoescape(default=True, default_for_string=True),
