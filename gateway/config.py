@@ -88,6 +88,8 @@ ENVIRONMENT: Mapping[str, str] = {
     "GATEWAY_SERVE_TRANSPORT": "serve.transport",
     "GATEWAY_SERVE_HOST": "serve.host",
     "GATEWAY_SERVE_PORT": "serve.port",
+    "GATEWAY_SERVE_ALLOWED_HOSTS": "serve.allowed_hosts",
+    "GATEWAY_SERVE_ALLOWED_ORIGINS": "serve.allowed_origins",
     "GATEWAY_CONSOLE_HOST": "console.host",
     "GATEWAY_CONSOLE_PORT": "console.port",
     "GATEWAY_OTLP_ENDPOINT": "telemetry.otlp_endpoint",
@@ -154,7 +156,7 @@ def load_settings(
     for var, key in ENVIRONMENT.items():
         if var in env and env[var] != "":
             value: Any = env[var]
-            if key == "catalogs":
+            if key in ("catalogs", "serve.allowed_hosts", "serve.allowed_origins"):
                 value = [part.strip() for part in value.split(",") if part.strip()]
             elif key == "tools_dirs":  # a search path, like PATH
                 value = [part for part in value.split(os.pathsep) if part]

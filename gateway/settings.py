@@ -114,6 +114,9 @@ class ServeSettings(_Section):
     port: int = Field(8765, ge=0, le=65535)
     path: str = Field("/mcp", pattern=r"^/")
     tokens: list[TokenSettings] = []
+    # Host names answered on every route (docs/mcp.md); default: loopback names, or the bound address.
+    allowed_hosts: list[str] | None = None
+    allowed_origins: list[str] = []  # web origins allowed besides the server's own
 
 
 class ConsoleSettings(_Section):

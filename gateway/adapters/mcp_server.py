@@ -27,7 +27,6 @@ import json
 import logging
 import os
 import signal
-import socket
 import sys
 import threading
 import uuid
@@ -40,11 +39,9 @@ import mcp_types as types
 from mcp.server import CacheHint, Server, ServerRequestContext
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.provider import AccessToken
-from mcp.server.auth.settings import AuthSettings
 from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from mcp.server.stdio import stdio_server
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
-from starlette.routing import Route
 
 from ..config import APP_NAME, Settings
 from ..context import PendingConfirmation, Principal, ToolContext, ToolResult
@@ -54,7 +51,9 @@ from ..rendering import safe_text
 from ..runtime import open_gateway, principal_from
 from ..stores import resolve_auto_store
 from . import mcp
-from .admin import approval_hint, metrics_route, sign_in_hint
+from .admin import approval_hint, metrics_route
+from .mcp_http import serve_http
+from .origins import allowed_hosts
 
 log = logging.getLogger("gateway.mcp")
 
@@ -304,6 +303,8 @@ def serve(
     settings = resolve_auto_store(settings, shared=True)
     environ = os.environ if environ is None else environ
     digests = token_digests(settings, environ) if transport == "http" else {}
+    if transport == "http":
+        allowed_hosts(settings, host or settings.serve.host)  # a bind that needs names fails now
     if transport == "http" and threading.current_thread() is threading.main_thread():
         # uvicorn handles SIGINT/SIGTERM while serving (a graceful stop) and raises them again once
         # stopped. Either way they end up here and exit cleanly: the store and audit log get closed.
@@ -320,8 +321,9 @@ def serve(
         else:
             app = console(gw) if console is not None else None
             routes = [metrics_route(gw.telemetry, settings, environ)]
-            run = functools.partial(_serve_http, console=app, routes=routes)
-            anyio.run(run, server, settings, host or settings.serve.host, port, digests)
+            verifier = TokenVerifier(digests) if digests else None
+            run = functools.partial(serve_http, console=app, routes=routes)
+            anyio.run(run, server, settings, host or settings.serve.host, port, verifier)
     return 0
 
 
@@ -332,56 +334,3 @@ def _exit(signum: int, frame: object) -> None:
 async def _serve_stdio(server: Server[Any]) -> None:
     async with stdio_server() as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())
-
-
-async def _serve_http(
-    server: Server[Any],
-    settings: Settings,
-    host: str,
-    port: int | None,
-    digests: dict[str, str],
-    *,
-    console: Any = None,
-    routes: list[Route] | None = None,
-) -> None:
-    import uvicorn
-    from starlette.routing import Mount
-
-    path = settings.serve.path
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.create_server((host, settings.serve.port if port is None else port), family=family)
-    # asyncio sets TCP_NODELAY only on sockets whose proto is IPPROTO_TCP, and create_server leaves
-    # it 0; without it each keep-alive response waits out the client's delayed ACK (about 40 ms).
-    # Accepted sockets inherit the option from the listening one.
-    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    bound = sock.getsockname()[1]
-    shown = f"[{host}]" if family == socket.AF_INET6 else host
-    url = f"http://{shown}:{bound}{path}"
-    # The SDK wants an issuer; static tokens have none, so the server names itself.
-    auth = AuthSettings.model_validate({"issuer_url": url, "resource_server_url": None}) if digests else None
-    app = server.streamable_http_app(
-        streamable_http_path=path,
-        stateless_http=True,
-        json_response=True,
-        host=host,
-        auth=auth,
-        token_verifier=TokenVerifier(digests) if digests else None,
-        custom_starlette_routes=routes or [],
-    )
-    if console is not None:  # the operator console, on the same port (docs/console.md)
-        app.router.routes.append(Mount("/console", app=console))
-    if not digests and host not in ("127.0.0.1", "localhost", "::1"):
-        log.warning(
-            "serving on %s without tokens: anyone who can reach it acts as %s", host, settings.principal
-        )
-    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")
-    print(f"gateway: serving MCP on {url}", file=sys.stderr, flush=True)
-    if console is not None:
-        print(
-            f"gateway: console on http://{shown}:{bound}/console/{sign_in_hint(settings)}",
-            file=sys.stderr,
-            flush=True,
-        )
-    if (hint := approval_hint(settings)) is not None:
-        print(hint, file=sys.stderr, flush=True)
-    await uvicorn.Server(config).serve(sockets=[sock])

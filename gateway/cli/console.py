@@ -51,6 +51,7 @@ def run(settings: Settings, args: argparse.Namespace) -> int:
         from starlette.responses import RedirectResponse
         from starlette.routing import Mount, Route
 
+        from ..adapters.origins import HostOriginGuard, allowed_hosts
         from ..console import console_app
         from ..console.auth import AdminTokens
     except ImportError as exc:
@@ -62,13 +63,15 @@ def run(settings: Settings, args: argparse.Namespace) -> int:
     AdminTokens.from_settings(settings, os.environ)  # a misconfigured token fails now, not at sign-in
     host = args.host or settings.console.host
     port = settings.console.port if args.port is None else args.port
+    hosts = allowed_hosts(settings, host)  # the same Host and Origin rules as gateway serve
     with open_gateway(settings) as gw:
         console = console_app(gw, settings)
 
         async def home(request: Any) -> Any:
             return RedirectResponse("/console/", status_code=303)
 
-        app = Starlette(routes=[Route("/", home), Mount("/console", app=console)])
+        routes = [Route("/", home), Mount("/console", app=console)]
+        app = HostOriginGuard(Starlette(routes=routes), hosts, settings.serve.allowed_origins)
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
         sock = socket.create_server((host, port), family=family)
         bound = sock.getsockname()[1]

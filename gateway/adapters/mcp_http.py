@@ -1,0 +1,111 @@
+"""`gateway serve --transport http`: the application it runs and the socket it listens on.
+
+One Starlette application holds MCP (Streamable HTTP, stateless, at `[serve] path`), the extra
+routes (`/metrics`) and the console (`/console`), all behind one Host and Origin check
+(`origins.HostOriginGuard`).
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+import sys
+from typing import Any
+
+from mcp.server import Server
+from mcp.server.auth.provider import TokenVerifier
+from mcp.server.auth.settings import AuthSettings
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.routing import Mount, Route
+
+from ..config import Settings
+from .admin import approval_hint, sign_in_hint
+from .origins import LOOPBACK_BINDS, HostOriginGuard, allowed_hosts
+
+log = logging.getLogger("gateway.mcp")
+
+
+def http_app(
+    server: Server[Any],
+    settings: Settings,
+    host: str,
+    url: str,
+    verifier: TokenVerifier | None,
+    *,
+    console: Any = None,
+    routes: list[Route] | None = None,
+) -> Any:
+    """The ASGI application `gateway serve` runs: MCP at `[serve] path`, `routes`, the console.
+
+    Args:
+        server: the MCP server (`mcp_server.build_server`).
+        settings: `[serve]`: the path, the allowed hosts and origins.
+        host: the address the server is bound to (the allowed hosts' default).
+        url: the MCP endpoint's URL (the issuer named to clients when tokens are checked).
+        verifier: checks bearer tokens (None: no tokens configured).
+        console: the console application to mount at `/console`.
+        routes: more routes, e.g. `/metrics`.
+
+    Every route sits behind one Host and Origin check (`origins.HostOriginGuard`).
+
+    Raises:
+        UserError: bound to every address with no `[serve] allowed_hosts`.
+    """
+    hosts = allowed_hosts(settings, host)
+    # The SDK's own check covers /mcp on loopback only; ours covers every route, whatever the bind.
+    unchecked = TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    # The SDK wants an issuer; static tokens have none, so the server names itself.
+    auth = AuthSettings.model_validate({"issuer_url": url, "resource_server_url": None}) if verifier else None
+    app = server.streamable_http_app(
+        streamable_http_path=settings.serve.path,
+        stateless_http=True,
+        json_response=True,
+        transport_security=unchecked,
+        host=host,
+        auth=auth,
+        token_verifier=verifier,
+        custom_starlette_routes=routes or [],
+    )
+    if console is not None:  # the operator console, on the same port (docs/console.md)
+        app.router.routes.append(Mount("/console", app=console))
+    return HostOriginGuard(app, hosts, settings.serve.allowed_origins)
+
+
+async def serve_http(
+    server: Server[Any],
+    settings: Settings,
+    host: str,
+    port: int | None,
+    verifier: TokenVerifier | None,
+    *,
+    console: Any = None,
+    routes: list[Route] | None = None,
+) -> None:
+    import uvicorn
+
+    path = settings.serve.path
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.create_server((host, settings.serve.port if port is None else port), family=family)
+    # asyncio sets TCP_NODELAY only on sockets whose proto is IPPROTO_TCP, and create_server leaves
+    # it 0; without it each keep-alive response waits out the client's delayed ACK (about 40 ms).
+    # Accepted sockets inherit the option from the listening one.
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    bound = sock.getsockname()[1]
+    shown = f"[{host}]" if family == socket.AF_INET6 else host
+    url = f"http://{shown}:{bound}{path}"
+    app = http_app(server, settings, host, url, verifier, console=console, routes=routes)
+    if verifier is None and host not in LOOPBACK_BINDS:
+        log.warning(
+            "serving on %s without tokens: anyone who can reach it acts as %s", host, settings.principal
+        )
+    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")
+    print(f"gateway: serving MCP on {url}", file=sys.stderr, flush=True)
+    if console is not None:
+        print(
+            f"gateway: console on http://{shown}:{bound}/console/{sign_in_hint(settings)}",
+            file=sys.stderr,
+            flush=True,
+        )
+    if (hint := approval_hint(settings)) is not None:
+        print(hint, file=sys.stderr, flush=True)
+    await uvicorn.Server(config).serve(sockets=[sock])
