@@ -8,6 +8,7 @@ stack trace or the raw input that caused them.
 from __future__ import annotations
 
 import json
+import logging
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -22,7 +23,12 @@ from .errors import ToolFailed, ToolInputError, UnknownTool
 MAX_OUTPUT_CHARS = 60_000
 _MAX_LOC = 80
 _MAX_MSG = 200
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+# What a terminal or a reader must never be handed raw: C0 controls (ESC among them), DEL, C1
+# controls (0x9b is an 8-bit CSI), and characters that reorder or hide text (bidi overrides and
+# isolates such as U+202E, zero-width characters, the soft hyphen, Unicode tags).
+HIDDEN_CHARACTERS = "\u00ad\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\U000e0000-\U000e007f"
+_CONTROL = re.compile(f"[\x00-\x1f\x7f-\x9f{HIDDEN_CHARACTERS}]")
+_CONTROL_BUT_LINES = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{HIDDEN_CHARACTERS}]")
 
 _NEXT_STEP = {
     "not_found": "Check the id: search or list to find the right item, then call again with it.",
@@ -40,6 +46,52 @@ def safe_text(value: object, limit: int) -> str:
     """Model-supplied text made safe to echo: control characters dropped, length capped."""
     text = _CONTROL.sub("", str(value))
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+
+
+def shown(value: object, *, lines: bool = False) -> str:
+    """Text from a model, a client or an outside description, made safe to show a person.
+
+    Every control character (C0 with ESC, DEL, C1) and every character that reorders or hides text
+    (bidi overrides like U+202E, zero-width characters) becomes a visible escape such as `\\x1b`:
+    a terminal never runs it and a reader sees it was there. Applied where such text is printed
+    or logged (the command line, log lines); the console's pages escape HTML besides.
+
+    Args:
+        value: the text (anything else is shown as `str(value)`).
+        lines: keep newlines and tabs (a multi-line preview or description); otherwise they are
+            escaped too, so one value cannot forge the next line of a table.
+    """
+    return (_CONTROL_BUT_LINES if lines else _CONTROL).sub(_escape, str(value))
+
+
+class ShownFormatter(logging.Formatter):
+    """Log lines whose message is `shown` (it may quote a model, a client or an outside server)."""
+
+    def formatMessage(self, record: logging.LogRecord) -> str:  # noqa: N802 (logging's name)
+        record.message = shown(record.message, lines=True)
+        return super().formatMessage(record)
+
+
+def shown_json(text: str) -> str:
+    """JSON text (already dumped) safe for a terminal: the characters `shown` escapes, as JSON escapes.
+
+    `json.dumps` escapes C0 controls already; C1 controls and bidi characters it leaves raw
+    unless every non-ASCII character is escaped, which would garble every accented name.
+    """
+
+    def escape(match: re.Match[str]) -> str:
+        code = ord(match.group())
+        if code < 0x10000:
+            return f"\\u{code:04x}"
+        code -= 0x10000
+        return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+
+    return _CONTROL_BUT_LINES.sub(escape, text)
 
 
 # What to send instead, for a value of the wrong JSON type (arguments are validated strictly).

@@ -47,7 +47,7 @@ from ..config import APP_NAME, Settings
 from ..context import PendingConfirmation, Principal, ToolContext, ToolResult
 from ..engine import Gateway
 from ..errors import UserError
-from ..rendering import safe_text
+from ..rendering import ShownFormatter, safe_text
 from ..runtime import open_gateway, principal_from
 from ..stores import resolve_auto_store
 from . import mcp
@@ -310,7 +310,9 @@ def serve(
         # stopped. Either way they end up here and exit cleanly: the store and audit log get closed.
         for sig in (signal.SIGINT, signal.SIGTERM):
             signal.signal(sig, _exit)
-    logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="gateway: %(levelname)s %(message)s")
+    stderr = logging.StreamHandler(sys.stderr)  # a logged name or message may come from a client
+    stderr.setFormatter(ShownFormatter("gateway: %(levelname)s %(message)s"))
+    logging.basicConfig(level=logging.WARNING, handlers=[stderr])
     with open_gateway(settings, prometheus=transport == "http") as gw:
         gw.index()  # build the search index now, not in the first client's discover_tools call
         server = build_server(gw, settings, transport=transport)

@@ -26,6 +26,7 @@ from ..config import Settings
 from ..context import ToolContext
 from ..engine import run_sync
 from ..errors import UserError
+from ..rendering import shown
 from ..runtime import open_gateway, principal_from
 from ..stores import resolve_auto_store
 from . import approvals, chat, commands, console, demo, openapi, usage
@@ -46,7 +47,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         with progress_on_stderr():
             return _command(args)
     except UserError as exc:
-        print(f"gateway: {exc}", file=sys.stderr)
+        print(f"gateway: {shown(exc, lines=True)}", file=sys.stderr)
         return 2
 
 

@@ -9,7 +9,7 @@ import time
 
 from ..context import PendingConfirmation
 from ..engine import Gateway
-from ..rendering import to_jsonable
+from ..rendering import shown, to_jsonable
 from .messages import NO_TERMINAL
 from .output import dump
 
@@ -22,7 +22,7 @@ class TerminalApprover:
         self.asked_nobody = False
 
     def __call__(self, pending: PendingConfirmation) -> bool:
-        print(f"Confirmation needed: {pending.preview}", file=sys.stderr)
+        print(f"Confirmation needed: {shown(pending.preview, lines=True)}", file=sys.stderr)
         if self.assume_yes:
             print("Approved by --yes.", file=sys.stderr)
             return True
@@ -62,7 +62,10 @@ def list_pending(gw: Gateway, args: argparse.Namespace) -> int:
         print("No call is waiting for approval.")
     for p in waiting:
         left = max(0, round(p.expires_at - time.time()))
-        print(f"{p.pending_id}  {p.tool}  (for {p.principal}, expires in {left} s)\n    {p.preview}")
+        who = shown(p.principal)
+        print(
+            f"{p.pending_id}  {shown(p.tool)}  (for {who}, expires in {left} s)\n    {shown(p.preview, lines=True)}"
+        )
     return 0
 
 
@@ -91,5 +94,5 @@ def decide(gw: Gateway, args: argparse.Namespace) -> int:
     verb = (
         "approved: it runs when the agent calls again with this id" if args.command == "approve" else "denied"
     )
-    print(f"{found.tool} {verb}\n    {found.preview}")
+    print(f"{shown(found.tool)} {verb}\n    {shown(found.preview, lines=True)}")
     return 0

@@ -24,6 +24,7 @@ from ..agent.loop import DEFAULT_MAX_ROUNDS, Agent
 from ..agent.provider import Provider
 from ..context import PendingConfirmation, ToolContext
 from ..engine import Gateway
+from ..rendering import shown
 
 DEFAULT_MODELS = {"anthropic": "claude-sonnet-5-5", "openai": "gpt-5.5"}
 _SHOWN = 160
@@ -81,16 +82,17 @@ class _Terminal:
         self.stdin, self.stdout, self.stderr = stdin, stdout, stderr
 
     def note(self, text: str) -> None:
-        print(text, file=self.stderr, flush=True)
+        """A line for the person, on stderr; tool names, arguments and errors may come from the model."""
+        print(shown(text, lines=True), file=self.stderr, flush=True)
 
     def show(self, event: Event) -> None:
         if isinstance(event, TextDelta):
-            self.stdout.write(event.text)
+            self.stdout.write(shown(event.text, lines=True))
             self.stdout.flush()
         elif isinstance(event, ToolCallStarted):
             args = event.call.arguments
-            shown = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False, default=str)
-            self.note(f"  -> {event.call.name} {truncate(shown or '{}', _SHOWN)}")
+            text = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False, default=str)
+            self.note(f"  -> {event.call.name} {truncate(text or '{}', _SHOWN)}")
         elif isinstance(event, ToolCallFinished):
             result = event.outcome.result
             status: str = result.status

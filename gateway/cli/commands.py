@@ -11,6 +11,7 @@ from ..config import Settings
 from ..context import ToolContext
 from ..engine import Gateway, run_sync
 from ..errors import UserError
+from ..rendering import shown
 from ..search import default_cache_dir
 from .approvals import TerminalApprover
 from .messages import for_a_person, not_approved_without_a_terminal, note
@@ -54,11 +55,11 @@ def discover(gw: Gateway, ctx: ToolContext, args: argparse.Namespace) -> int:
         d = gw.catalog.get(hit["name"])
         kind = f"{d.category}/{d.action}" if d is not None else hit.get("category", "")
         flags = f" ({', '.join(d.flags)})" if d is not None and d.flags else ""
-        print(f"{hit['name']:<32} {kind}{flags}\n    {hit['summary']}")
+        print(f"{shown(hit['name']):<32} {shown(kind)}{flags}\n    {shown(hit['summary'])}")
     if not out["tools"]:
-        print(out.get("message", "No tool matched."))
+        print(shown(out.get("message", "No tool matched.")))
         print(dump(out.get("suggestions", {})))
-        print(out["next_step"])
+        print(shown(out["next_step"]))
     if "next_cursor" in out:
         print(f"more: --cursor {out['next_cursor']}")
     return 0
@@ -96,7 +97,7 @@ def catalog(gw: Gateway, ctx: ToolContext, args: argparse.Namespace, settings: S
     print(f"{overview['total_tools']} tools ({served(settings)})")
     for cat in overview["categories"]:
         actions = ", ".join(f"{a} {n}" for a, n in cat["actions"].items())
-        print(f"  {cat['name']:<16} {cat['tools']:>5}  ({actions})")
+        print(f"  {shown(cat['name']):<16} {cat['tools']:>5}  ({shown(actions)})")
     return 0
 
 

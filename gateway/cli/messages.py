@@ -18,6 +18,7 @@ from typing import Any
 
 from ..context import ErrorInfo, Principal, ToolResult
 from ..engine import Gateway
+from ..rendering import ShownFormatter, shown
 
 # The loggers whose INFO records are progress a person should see (a search index or the Google
 # API index being built): named here, so the rooms that log them need no hook of the command line.
@@ -34,14 +35,14 @@ NO_TERMINAL = "Not approved: there was no terminal to ask on."
 
 def note(text: str) -> None:
     """One line for the person at the terminal, on stderr (stdout stays the command's output)."""
-    print(f"gateway: {text}", file=sys.stderr, flush=True)
+    print(f"gateway: {shown(text, lines=True)}", file=sys.stderr, flush=True)
 
 
 @contextmanager
 def progress_on_stderr() -> Iterator[None]:
     """Show the progress records of `PROGRESS_LOGGERS` (and their warnings) on stderr while the block runs."""
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("gateway: %(message)s"))
+    handler.setFormatter(ShownFormatter("gateway: %(message)s"))
     saved = []
     for name in PROGRESS_LOGGERS:
         logger = logging.getLogger(name)

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ..config import OpenApiSettings, Settings
 from ..errors import UserError
+from ..rendering import shown
 from .output import dump
 
 
@@ -69,5 +70,5 @@ def run(settings: Settings, args: argparse.Namespace) -> int:
     if args.json:
         print(dump(report.as_dict()))
     else:
-        print("\n".join(report.lines()))
+        print(shown("\n".join(report.lines()), lines=True))
     return 0

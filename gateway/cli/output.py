@@ -6,11 +6,12 @@ import json
 from typing import Any
 
 from ..context import ToolResult
-from ..rendering import result_payload
+from ..rendering import result_payload, shown_json
 
 
 def dump(value: Any) -> str:
-    return json.dumps(value, indent=2, ensure_ascii=False)
+    """JSON for the terminal: readable non-ASCII text, but no control or bidi character raw."""
+    return shown_json(json.dumps(value, indent=2, ensure_ascii=False))
 
 
 def print_result(result: ToolResult) -> int:

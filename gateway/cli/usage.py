@@ -9,6 +9,7 @@ from pathlib import Path
 
 from ..engine import Gateway
 from ..errors import UserError
+from ..rendering import shown
 from ..usage import IMPORT_PRINCIPAL
 from .output import dump
 
@@ -42,7 +43,7 @@ def run(gw: Gateway, args: argparse.Namespace) -> int:
         ):
             print(f"{title}:")
             for item in stats[key] or [{"query": "(none)", unit: 0}]:
-                print(f"  {item[unit]:>6}  {item['query']}")
+                print(f"  {item[unit]:>6}  {shown(item['query'])}")
         return 0
     if args.verb in ("export", "import"):
         if args.target is None:
@@ -80,7 +81,7 @@ def _import(gw: Gateway, args: argparse.Namespace) -> int:
         lines, principal=IMPORT_PRINCIPAL, known=gw.catalog.by_name, unknown=unknown
     )
     for problem in problems[:20]:
-        print(f"gateway: {args.file}: {problem}", file=sys.stderr)
+        print(f"gateway: {args.file}: {shown(problem)}", file=sys.stderr)
     summary = {"imported": recorded, "problems": len(problems), "unknown_tools": sorted(unknown)[:50]}
     text = f"{recorded} pairs imported from {args.file}"
     if unknown:

@@ -9,12 +9,21 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from jinja2 import Environment, PackageLoader, select_autoescape
+from markupsafe import Markup
 from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
 from ..config import Settings
 from ..engine import Gateway
+from ..rendering import shown
 from .auth import SESSION_COOKIE, AdminTokens, Session, Sessions, session_key
+
+
+def _shown(value: Any) -> Any:
+    """Every value a template prints, its control and bidi characters made visible."""
+    if isinstance(value, Markup):  # already HTML: keep it so (escaping it again would garble it)
+        return Markup(shown(value, lines=True))
+    return shown(value, lines=True) if isinstance(value, str) else value
 
 
 class Console:
@@ -39,6 +48,8 @@ class Console:
         self.env = Environment(
             loader=PackageLoader("gateway.console", "templates"),
             autoescape=select_autoescape(default=True, default_for_string=True),
+            # Escaping HTML leaves a bidi override (U+202E) or a control character as it is.
+            finalize=_shown,
         )
         self.env.filters["when"] = self.when
         self.zone = ZoneInfo(settings.timezone)

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..files import write_json_atomic
+from ..rendering import HIDDEN_CHARACTERS
 
 MAX_DESCRIPTION_CHARS = 2000
 MAX_SCHEMA_TEXT_CHARS = 500
@@ -26,9 +27,7 @@ REMOVED = "[removed]"
 
 # C0/C1 controls except tab and newline; zero-width, bidi-override and Unicode tag characters hide text.
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-_INVISIBLE = re.compile(
-    "[\u00ad\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\U000e0000-\U000e007f]"
-)
+_INVISIBLE = re.compile(f"[{HIDDEN_CHARACTERS}]")
 _SPACES = re.compile(r"[ \t]+")
 _BLANK_LINES = re.compile(r"\n{3,}")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
