@@ -26,7 +26,16 @@ from gateway.errors import UserError
 from gateway.runtime import open_gateway
 
 from ..loopback_http import loopback
-from .mcp_server_support import ROOT, audit_outcomes, http_client, server_env, text_of, write_config
+from .mcp_server_support import (
+    ROOT,
+    _stop,
+    _wait_for_line,
+    audit_outcomes,
+    http_client,
+    server_env,
+    text_of,
+    write_config,
+)
 
 TOKEN = "console-admin-token-0123456789"
 INITIALIZE = {
@@ -169,3 +178,26 @@ def test_the_default_for_an_address_is_that_address_and_every_address_needs_name
         check=False,
     )
     assert served.returncode != 0 and "allowed_hosts" in served.stderr
+
+
+def test_the_console_on_its_own_checks_host_and_origin_too(tmp_path: Path) -> None:
+    config = write_config(tmp_path, '[console]\nadmin_token_env = "CONSOLE_TOKEN"\n')
+    command = [sys.executable, "-m", "gateway.cli", "console", "--config", str(config), "--port", "0"]
+    proc = subprocess.Popen(
+        command,
+        cwd=ROOT,
+        env=server_env({"CONSOLE_TOKEN": TOKEN}),
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+    )
+    drain = None
+    try:
+        line, output, drain = _wait_for_line(proc, proc.stderr, "console on", "gateway console")
+        login = line.split()[-1] + "login"
+        with httpx.Client() as client:
+            assert client.get(login).status_code == 200
+            assert client.get(login, headers={"host": "evil.example"}).status_code == 421
+            assert client.get(login, headers={"origin": "http://evil.example"}).status_code == 403
+    finally:
+        _stop(proc, drain)
+    assert "Traceback" not in "".join(output)
