@@ -32,6 +32,7 @@ from .mcp_server_support import (
     _wait_for_line,
     audit_outcomes,
     http_client,
+    http_server,
     server_env,
     text_of,
     write_config,
@@ -201,3 +202,12 @@ def test_the_console_on_its_own_checks_host_and_origin_too(tmp_path: Path) -> No
     finally:
         _stop(proc, drain)
     assert "Traceback" not in "".join(output)
+
+
+def test_a_refused_host_is_logged_without_its_control_characters(tmp_path: Path) -> None:
+    with http_server(write_config(tmp_path)) as server:
+        refused = httpx.get(server.url, headers={"host": b"evil\x9b2J.example"})
+        assert refused.status_code == 421
+    logged = "".join(server.output)
+    assert "refused a request for Host evil" in logged
+    assert "\x9b" not in logged  # an 8-bit CSI
