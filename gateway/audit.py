@@ -26,6 +26,7 @@ from typing import Any, Literal, Protocol
 
 from .config import path_problem
 from .errors import UserError
+from .files import private_dir
 
 log = logging.getLogger("gateway")
 
@@ -111,7 +112,7 @@ class JsonlAuditLog:
         self.path = Path(path)
         self._fsync = fsync
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            private_dir(self.path.parent)
             self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         except OSError as exc:
             raise AuditLogUnavailable(self.path, exc) from None
