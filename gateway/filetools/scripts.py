@@ -117,6 +117,9 @@ async def run_script(
             start_new_session=True,  # its own process group, so it can be killed with its children
             pass_fds=(status_write,) if REAPER else (),
         )
+    except BaseException:
+        os.close(status_read)
+        raise
     finally:
         os.close(status_write)
     timed_out = False
@@ -131,14 +134,17 @@ async def run_script(
     except TimeoutError:
         timed_out = True
     finally:
-        if not run.exited.is_set():
-            _end(run.pid)
-            await _within(_GRACE_SECONDS, run.exited)
-        _kill_group(run.pid)  # the reaper is gone: only a process that killed it can be left
-        # Output still in the pipes arrives now; a process that escaped (and holds them) is not waited for.
-        await _within(_GRACE_SECONDS, run.finished)
-        transport.close()
-        started = _start_error(status_read)
+        try:
+            if not run.exited.is_set():
+                _end(run.pid)
+                await _within(_GRACE_SECONDS, run.exited)
+            _kill_group(run.pid)  # the reaper is gone: only a process that killed it can be left
+            # Output still in the pipes arrives now; a process that escaped (and holds them) is not
+            # waited for.
+            await _within(_GRACE_SECONDS, run.finished)
+        finally:
+            transport.close()
+            started = _start_error(status_read)
     if started is not None:
         raise started
     if run.flooded:
