@@ -49,7 +49,7 @@ def private_dir(path: Path) -> None:
 
 
 def create_private(path: Path) -> None:
-    """Create `path` empty, readable by its owner only, unless it exists (its directory too).
+    """Create `path` empty, readable by its owner only, unless something exists there (its directory too).
 
     A file made by a later `open` or `sqlite3.connect` would take the process's umask (often 0644);
     made here first, there is no moment when another user could open it.
@@ -58,7 +58,8 @@ def create_private(path: Path) -> None:
         OSError: it cannot be made (a directory in the way, no permission).
     """
     private_dir(path.parent)
-    os.close(os.open(path, os.O_RDONLY | os.O_CREAT, PRIVATE_FILE))
+    with contextlib.suppress(IsADirectoryError):  # left for the code that opens it to explain
+        os.close(os.open(path, os.O_RDONLY | os.O_CREAT, PRIVATE_FILE))
 
 
 def sqlite_files(path: Path) -> list[Path]:
