@@ -73,7 +73,7 @@ def open_usage(settings: Settings) -> Usage | None:
     return Usage(store)
 
 
-def private_files(settings: Settings) -> list[Path]:
+def _private_files(settings: Settings) -> list[Path]:
     """The files of the gateway that may be kept outside its data directory (configured paths)."""
     files = [
         settings.audit_path,
@@ -97,7 +97,7 @@ def open_gateway(
 
     `prometheus`: keep metrics for a scrape (`gateway serve --transport http` serves them at /metrics).
     """
-    keep_private(settings.data_dir, files=private_files(settings))
+    keep_private(settings.data_dir, files=_private_files(settings))
     catalog = Catalog()
     policy = policy_from(settings)
     options = ProviderOptions(
