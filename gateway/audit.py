@@ -26,6 +26,7 @@ from typing import Any, Literal, Protocol
 
 from .config import path_problem
 from .errors import UserError
+from .files import private_dir
 
 log = logging.getLogger("gateway")
 
@@ -51,14 +52,41 @@ Redactor = Callable[[str, Mapping[str, Any]], Mapping[str, Any]]
 
 _SECRET_KEY = re.compile(r"pass(word)?|secret|token|api[_-]?key|authorization|credential|cookie", re.I)
 _MAX_VALUE = 200
+_MIN_SECRET = 4  # shorter values would blank out ordinary text
+REDACTED = "[redacted]"
+
+
+def secret_name(key: str) -> bool:
+    """Whether a name (a parameter, an environment variable) says its value is a secret."""
+    return _SECRET_KEY.search(key) is not None
+
+
+def scrub(value: Any, secrets: Iterable[str]) -> Any:
+    """`value` with each secret replaced by `[redacted]` wherever it occurs, in strings at any depth."""
+    known = sorted({s for s in secrets if len(s) >= _MIN_SECRET}, key=len, reverse=True)
+    if not known:
+        return value
+
+    def clean(item: Any) -> Any:
+        if isinstance(item, str):
+            for secret in known:
+                item = item.replace(secret, REDACTED)
+            return item
+        if isinstance(item, Mapping):
+            return {clean(str(k)): clean(v) for k, v in item.items()}
+        if isinstance(item, list):
+            return [clean(v) for v in item]
+        return item
+
+    return clean(value)
 
 
 def redact_secrets(tool: str, params: Mapping[str, Any]) -> Mapping[str, Any]:
     """Default redaction: hide values of secret-looking keys and cut long strings."""
 
     def clean(key: str, value: Any) -> Any:
-        if _SECRET_KEY.search(key):
-            return "[redacted]"
+        if secret_name(key):
+            return REDACTED
         if isinstance(value, str) and len(value) > _MAX_VALUE:
             return value[:_MAX_VALUE] + f"...[{len(value)} chars]"
         if isinstance(value, Mapping):
@@ -111,7 +139,7 @@ class JsonlAuditLog:
         self.path = Path(path)
         self._fsync = fsync
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            private_dir(self.path.parent)
             self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         except OSError as exc:
             raise AuditLogUnavailable(self.path, exc) from None

@@ -8,6 +8,7 @@ import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from datetime import datetime
+from pathlib import Path
 
 from .audit import JsonlAuditLog
 from .catalog import Catalog, bulk_allocation
@@ -15,6 +16,7 @@ from .config import Settings
 from .confirmation import Approver, ConfirmationGate
 from .context import Principal
 from .engine import Gateway
+from .files import keep_private, sqlite_files
 from .policy import Policy, Rule
 from .stores import close_store, open_store
 from .telemetry.setup import open_telemetry
@@ -71,6 +73,18 @@ def open_usage(settings: Settings) -> Usage | None:
     return Usage(store)
 
 
+def _private_files(settings: Settings) -> list[Path]:
+    """The files of the gateway that may be kept outside its data directory (configured paths)."""
+    files = [
+        settings.audit_path,
+        *sqlite_files(settings.usage_path),
+        *sqlite_files(settings.confirmation_path),
+    ]
+    if settings.google.token_file is not None:
+        files.append(settings.google.token_file)
+    return files
+
+
 @contextmanager
 def open_gateway(
     settings: Settings,
@@ -83,6 +97,7 @@ def open_gateway(
 
     `prometheus`: keep metrics for a scrape (`gateway serve --transport http` serves them at /metrics).
     """
+    keep_private(settings.data_dir, files=_private_files(settings))
     catalog = Catalog()
     policy = policy_from(settings)
     options = ProviderOptions(

@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from ..files import private_dir
+
 DAY_SECONDS = 86_400.0
 
 
@@ -118,7 +120,7 @@ class SqliteUsageStore(WeighingStore):
         self.path = str(path)
         self._lock = threading.Lock()
         if self.path != ":memory:":
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            private_dir(Path(self.path).parent)
             os.close(os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600))
         self._db = sqlite3.connect(self.path, timeout=10.0, isolation_level=None, check_same_thread=False)
         if self.path != ":memory:":
