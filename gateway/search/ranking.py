@@ -13,6 +13,11 @@ from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
 from .semantic import Vectors
+from .verbs import analyse
+
+ACTION_AGREEMENT = 0.5
+"""A tool whose action is one the request asks for (its verbs name it, or a question looks something
+up) scores this much more (x1.5): the words that say what to do outweigh those that merely match."""
 
 MAX_QUERY_CHARS = 4096
 """Longer queries are cut here: no request for a tool needs more, and a hostile one costs no more."""
@@ -66,6 +71,10 @@ class Ranking:
         if self._weights is not None:
             weights = self._weights
             scores = {i: s * weights[i] for i, s in scores.items()}
+        agree = self._agreement(query)
+        if agree:
+            action = self._action
+            scores = {i: s * agree.get(action[i], 1.0) for i, s in scores.items()}
         if names:
             top = max(scores.values(), default=0.0) + 1.0
             exact = self._names[names[0]] == query.strip().lower()
@@ -110,6 +119,14 @@ class Ranking:
                 scores = lexical[ids]
             if self._np_weights is not None:
                 scores = scores * self._np_weights[ids]
+            agree = self._agreement(query)
+            if agree:
+                codes, actions = self._action_codes()
+                factors = np.ones(len(codes) + 1)
+                for name, factor in agree.items():
+                    if name in codes:
+                        factors[codes[name]] = factor
+                scores = scores * factors[actions[ids]]
         else:
             ids, scores = np.zeros(0, dtype=np.intp), np.zeros(0)
         if names:
@@ -144,6 +161,18 @@ class Ranking:
         probed = self._probed(ids, scores, matched, probe)
         ordered, ordered_scores = self._ordered(ids, scores, tier, depth)
         return ordered, ordered_scores, total, probed
+
+    def _agreement(self, query: str) -> dict[str, float]:
+        """Per action, how much a tool with that action is raised for `query` (what its verbs ask)."""
+        return dict.fromkeys(analyse(query[:MAX_QUERY_CHARS])[2], 1.0 + ACTION_AGREEMENT)
+
+    def _action_codes(self) -> tuple[dict[str, int], Any]:
+        """Each action's code, and every tool's action code (numpy), built on first use."""
+        codes = self._codes.get("action")
+        if codes is None:
+            names = {a: n for n, a in enumerate(sorted(set(self._action)))}
+            codes = self._codes["action"] = (names, self._np.asarray([names[a] for a in self._action]))
+        return codes
 
     def _best_numpy(self, terms: list[tuple[int, float]], depth: int) -> list[int]:
         """The best `depth` tools by lexical score alone (rank weights applied), ties by id."""

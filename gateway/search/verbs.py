@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from functools import lru_cache
+import re
 
 from ..actions import normalize_action
 from .text import STOP_WORDS, stem, words
@@ -93,6 +94,37 @@ _AMBIGUOUS_VERBS = frozenset(
 )
 
 
+# After these, a request's first word is a noun ("email from Sam", "call with the bank").
+_NOUN_NEXT = frozenset("from about with of in on at for by is are was were".split())
+# A request that opens with one of these is a question, not an order.
+_QUESTION_WORDS = frozenset(
+    "what whats which when whens where wheres who whos whom whose how hows any anything anyone anybody "
+    "did do does am is are was were has have got can could".split()
+)
+# "can I ...", "do I have ...": the verb after them is the question's, not an order.
+_AUXILIARIES = frozenset("did do does am is are was were has have can could".split())
+_LOOKUPS = ("list", "search", "read")
+
+_CLAUSE_WORDS = frozenset(["and", "then"])
+
+# When a request happens: the arguments of a call, not what the tool does. "what do I have on
+# friday" asks to list, whichever tool's example happens to mention a friday.
+_WHEN_WORDS = frozenset(
+    "monday tuesday wednesday thursday friday saturday sunday mon tue tues wed thu thur thurs fri sat sun "
+    "january february march april may june july august september october november december jan feb mar "
+    "apr jun jul aug sep sept oct nov dec today tomorrow tonight yesterday morning afternoon evening "
+    "night noon midnight weekend am pm oclock clock st nd rd th".split()
+)
+_NUMBER = re.compile(r"\d+(?:am|pm|st|nd|rd|th|h|m|min|mins)?")
+WHEN_WEIGHT = 0.35
+"""How much a word that says when (a day, a date, a time) counts, against 1 for any other word."""
+
+
+def says_when(word: str) -> bool:
+    """Whether `word` only places the request in time ("friday", "tomorrow", "3pm", "14th")."""
+    return word in _WHEN_WORDS or _NUMBER.fullmatch(word) is not None
+
+
 @lru_cache(maxsize=50_000)
 def _action_of(word: str) -> str | None:
     return None if word in _AMBIGUOUS_VERBS else normalize_action(word)
@@ -119,9 +151,27 @@ def query_actions(raw: Sequence[str]) -> list[str]:
     """The actions a request's verbs map onto: 'remove' -> delete, 'look up' -> search.
 
     A word right after a determiner or a possessive is a noun ("add a task to my list", "the
-    update"), not a verb.
+    update"), not a verb; an order's first word is its verb ("email bob the slides"). In a question
+    ("can I ...", "did Sam ..."), the verb after the auxiliary is the question's, not an order.
     """
     raw = [w for w in raw if w not in ("s", "t")]  # "what's on" -> what, on
+    if raw and raw[0] in _QUESTION_WORDS:
+        return _found(raw[1:] if raw[0] in _AUXILIARIES else raw, first=False)
+    return _found(raw, first=True)
+
+
+def asked(raw: Sequence[str], actions: Sequence[str]) -> tuple[str, ...]:
+    """The actions a request asks for, as a whole: those its verbs name, and for a question ("what do
+    I have on friday", "did Sam write back") looking something up (list, search, read). None for a
+    request of several clauses ("list the comments and delete one"): each may ask something else."""
+    if any(w in _CLAUSE_WORDS for w in raw):
+        return ()
+    if raw and raw[0] in _QUESTION_WORDS:
+        return tuple(dict.fromkeys((*actions, *_LOOKUPS)))
+    return tuple(actions)
+
+
+def _found(raw: Sequence[str], *, first: bool) -> list[str]:
     found: list[str] = []
     for i, word in enumerate(raw):
         action = _PHRASES.get((word, raw[i + 1])) if i + 1 < len(raw) else None
@@ -129,17 +179,27 @@ def query_actions(raw: Sequence[str]) -> list[str]:
             continue
         if action is None:
             action = _action_of(word)
+        if action is None and first and i == 0 and not (len(raw) > 1 and raw[1] in _NOUN_NEXT):
+            # An order opens with its verb: "email bob the slides", "move my 3pm", "mark it read".
+            action = normalize_action(word)
         if action is not None and action not in found:
             found.append(action)
     return found
 
 
 @lru_cache(maxsize=256)
-def analyse(request: str) -> tuple[tuple[tuple[str, str, int], ...], tuple[str, ...]]:
+def analyse(
+    request: str,
+) -> tuple[tuple[tuple[str, str, int], ...], tuple[str, ...], tuple[str, ...]]:
     """A request's distinct words without stop words (word, stem, occurrences), phrasal verbs read as
-    the word they mean, and the actions its verbs name: what any index makes of it before its own
+    the word they mean, the actions its verbs name and those the whole request asks for (`asked`): what any index makes of it before its own
     vocabulary. Remembered for the last requests: a discover with learning analyses one request for
     the catalog's index and the learned one."""
     raw = phrasal(words(request))
     counted = Counter(w for w in raw if w not in STOP_WORDS)
-    return tuple((word, stem(word), count) for word, count in counted.items()), tuple(query_actions(raw))
+    actions = query_actions(raw)
+    return (
+        tuple((word, stem(word), count) for word, count in counted.items()),
+        tuple(actions),
+        asked(raw, actions),
+    )
