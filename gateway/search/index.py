@@ -33,7 +33,7 @@ from .ranking import MAX_QUERY_CHARS, Ranking, blend_boosts
 from .semantic import Vectors, dense_layer, embedder, embedding_text, param_names, semantic_available
 from .text import stem
 from .typos import Corrector
-from .verbs import WHEN_WEIGHT, analyse, says_when
+from .verbs import WHEN_WEIGHT, analyse, example_verbs, says_when
 
 _log = logging.getLogger(__name__)
 
@@ -163,6 +163,7 @@ class SearchIndex(Ranking):
         self._starts, self._ids, self._impacts = parts.starts, parts.ids, parts.impacts
         self._category = [d.category for d in tools]
         self._action = [d.action for d in tools]
+        self._example_verbs = example_verbs(tools)
         # Each score is scaled by its tool's rank_weight before anything is ranked, so a page holds
         # the same tools whatever its size; None when every weight is 1 (nothing to scale).
         weights = [d.rank_weight for d in tools]
@@ -206,7 +207,7 @@ class SearchIndex(Ranking):
 
     def query_terms(self, query: str) -> dict[str, float]:
         """The weighted index terms a query looks for: its words, typo corrections and action concepts."""
-        counted, actions, _ = analyse(query[:MAX_QUERY_CHARS])
+        counted, actions, _, _ = analyse(query[:MAX_QUERY_CHARS])
         terms: dict[str, float] = {}
         # Each distinct word once (a long request repeats its words), counted by its occurrences.
         for word, stemmed, count in counted:

@@ -33,6 +33,7 @@ class Ranking:
     _impacts: array[float]
     _category: list[str]
     _action: list[str]
+    _example_verbs: dict[str, str]
     _weights: list[float] | None
     _codes: dict[str, tuple[dict[str, int], Any]]
     _np: Any
@@ -164,7 +165,9 @@ class Ranking:
 
     def _agreement(self, query: str) -> dict[str, float]:
         """Per action, how much a tool with that action is raised for `query` (what its verbs ask)."""
-        return dict.fromkeys(analyse(query[:MAX_QUERY_CHARS])[2], 1.0 + ACTION_AGREEMENT)
+        _, _, asked, opener = analyse(query[:MAX_QUERY_CHARS])
+        learned = self._example_verbs.get(opener) if opener else None
+        return dict.fromkeys((*asked, learned) if learned else asked, 1.0 + ACTION_AGREEMENT)
 
     def _action_codes(self) -> tuple[dict[str, int], Any]:
         """Each action's code, and every tool's action code (numpy), built on first use."""

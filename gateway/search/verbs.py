@@ -8,11 +8,12 @@ request's own words. Pure Python, no dependency.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from functools import lru_cache
 import re
 
 from ..actions import normalize_action
+from ..definition import ToolDefinition
 from .text import STOP_WORDS, stem, words
 
 _PHRASES = {
@@ -187,12 +188,36 @@ def _found(raw: Sequence[str], *, first: bool) -> list[str]:
     return found
 
 
+def opener(raw: Sequence[str]) -> str:
+    """The first word of an order of one clause when the action vocabulary does not know it ("bin
+    it", "book a table"): a catalog's own example requests may tell what it asks (`example_verbs`)."""
+    if not raw or raw[0] in _QUESTION_WORDS or raw[0] in STOP_WORDS or any(w in _CLAUSE_WORDS for w in raw):
+        return ""
+    return "" if normalize_action(raw[0]) is not None else raw[0]
+
+
+def example_verbs(tools: Iterable[ToolDefinition]) -> dict[str, str]:
+    """The verbs a catalog's example requests open with, and the action of the tools they ask for.
+
+    "bin the message from the airline" is an example of a tool that deletes: in this catalog "bin"
+    asks to delete. A verb the examples use for tools of different actions is left out.
+    """
+    seen: dict[str, set[str]] = {}
+    for d in tools:
+        for request in d.example_requests:
+            word = opener(phrasal(words(request)))
+            if word and word.isalpha():
+                seen.setdefault(word, set()).add(d.action)
+    return {word: next(iter(actions)) for word, actions in seen.items() if len(actions) == 1}
+
+
 @lru_cache(maxsize=256)
 def analyse(
     request: str,
-) -> tuple[tuple[tuple[str, str, int], ...], tuple[str, ...], tuple[str, ...]]:
+) -> tuple[tuple[tuple[str, str, int], ...], tuple[str, ...], tuple[str, ...], str]:
     """A request's distinct words without stop words (word, stem, occurrences), phrasal verbs read as
-    the word they mean, the actions its verbs name and those the whole request asks for (`asked`): what any index makes of it before its own
+    the word they mean, the actions its verbs name, those the whole request asks for (`asked`) and
+    its `opener`: what any index makes of it before its own
     vocabulary. Remembered for the last requests: a discover with learning analyses one request for
     the catalog's index and the learned one."""
     raw = phrasal(words(request))
@@ -202,4 +227,5 @@ def analyse(
         tuple((word, stem(word), count) for word, count in counted.items()),
         tuple(actions),
         asked(raw, actions),
+        opener(raw),
     )
