@@ -20,7 +20,7 @@ from ..definition import ToolDefinition
 from .cache import IndexParts
 from .text import tokenize
 
-FIELD_WEIGHTS = (3.0, 1.5, 1.0, 1.5, 1.0, 0.4, 1.5, 2.0)
+FIELD_WEIGHTS = (3.0, 1.5, 1.0, 1.5, 1.0, 0.4, 1.5, 1.0)
 """Per field: name, category, action, summary, description, parameters, tags, example requests."""
 ACTION_MARK = "!"
 """Prefix of action concept tokens: "!delete" cannot collide with a word."""
