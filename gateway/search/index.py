@@ -33,7 +33,7 @@ from .ranking import MAX_QUERY_CHARS, Ranking, blend_boosts
 from .semantic import Vectors, dense_layer, embedder, embedding_text, param_names, semantic_available
 from .text import stem
 from .typos import Corrector
-from .verbs import WHEN_WEIGHT, analyse, example_verbs, says_when
+from .verbs import analyse, example_verbs
 
 _log = logging.getLogger(__name__)
 
@@ -211,7 +211,7 @@ class SearchIndex(Ranking):
         terms: dict[str, float] = {}
         # Each distinct word once (a long request repeats its words), counted by its occurrences.
         for word, stemmed, count in counted:
-            token, weight = stemmed, WHEN_WEIGHT if says_when(word) else 1.0
+            token, weight = stemmed, 1.0
             if token not in self._terms and 4 <= len(token) <= 24 and token.isalpha():
                 # The stem of a misspelt word can be further from the right stem than the word itself.
                 corrected = self._typos.correct(token) or self._typos.correct(word)

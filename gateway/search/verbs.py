@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
-import re
 
 from ..actions import normalize_action
 from ..definition import ToolDefinition
@@ -107,24 +106,7 @@ _AUXILIARIES = frozenset("did do does am is are was were has have can could".spl
 _LOOKUPS = ("list", "search", "read")
 
 _CLAUSE_WORDS = frozenset(["and", "then"])
-
-# When a request happens: the arguments of a call, not what the tool does. "what do I have on
-# friday" asks to list, whichever tool's example happens to mention a friday.
-_WHEN_WORDS = frozenset(
-    "monday tuesday wednesday thursday friday saturday sunday mon tue tues wed thu thur thurs fri sat sun "
-    "january february march april may june july august september october november december jan feb mar "
-    "apr jun jul aug sep sept oct nov dec today tomorrow tonight yesterday morning afternoon evening "
-    "night noon midnight weekend am pm oclock clock st nd rd th".split()
-)
-_NUMBER = re.compile(r"\d+(?:am|pm|st|nd|rd|th|h|m|min|mins)?")
-WHEN_WEIGHT = 0.35
-"""How much a word that says when (a day, a date, a time) counts, against 1 for any other word."""
-
-
-def says_when(word: str) -> bool:
-    """Whether `word` only places the request in time ("friday", "tomorrow", "3pm", "14th")."""
-    return word in _WHEN_WORDS or _NUMBER.fullmatch(word) is not None
-
+_PARTICLES = frozenset(["out", "off", "back", "away", "forward", "over", "down"])
 
 @lru_cache(maxsize=50_000)
 def _action_of(word: str) -> str | None:
@@ -161,15 +143,23 @@ def query_actions(raw: Sequence[str]) -> list[str]:
     return _found(raw, first=True)
 
 
-def asked(raw: Sequence[str], actions: Sequence[str]) -> tuple[str, ...]:
-    """The actions a request asks for, as a whole: those its verbs name, and for a question ("what do
-    I have on friday", "did Sam write back") looking something up (list, search, read). None for a
-    request of several clauses ("list the comments and delete one"): each may ask something else."""
-    if any(w in _CLAUSE_WORDS for w in raw):
+def asked(raw: Sequence[str]) -> tuple[str, ...]:
+    """The actions a request asks for, as a whole: an order's verb's ("cancel my 3pm"), or for a
+    question ("what do I have on friday", "did Sam write back") looking something up (list, search,
+    read). None when that is unsure: a request of several clauses ("list the comments and delete
+    one"), a verb that is as often a noun or means several things ("move", "email"), a verb whose
+    particle comes later and changes it ("get these emails out of my inbox"). The words after the
+    verb are its object ("mark these emails as read" does not ask to read).
+    """
+    raw = [w for w in raw if w not in ("s", "t")]
+    if not raw or any(w in _CLAUSE_WORDS for w in raw):
         return ()
-    if raw and raw[0] in _QUESTION_WORDS:
-        return tuple(dict.fromkeys((*actions, *_LOOKUPS)))
-    return tuple(actions)
+    if raw[0] in _QUESTION_WORDS:
+        return _LOOKUPS
+    if any(w in _PARTICLES for w in raw[1:]):
+        return ()
+    action = _action_of(raw[0])
+    return () if action is None else (action,)
 
 
 def _found(raw: Sequence[str], *, first: bool) -> list[str]:
@@ -222,10 +212,9 @@ def analyse(
     the catalog's index and the learned one."""
     raw = phrasal(words(request))
     counted = Counter(w for w in raw if w not in STOP_WORDS)
-    actions = query_actions(raw)
     return (
         tuple((word, stem(word), count) for word, count in counted.items()),
-        tuple(actions),
-        asked(raw, actions),
+        tuple(query_actions(raw)),
+        asked(raw),
         opener(raw),
     )
