@@ -19,7 +19,6 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
 from gateway import Catalog, Gateway, Principal
 from gateway.search import SearchIndex, default_cache_dir, dense_available, semantic_available
@@ -40,7 +39,9 @@ class _Gateway(Gateway):
 
     def __init__(self, semantic: bool, dense: bool) -> None:
         super().__init__(Catalog(CATALOG), search_cache_dir=False)
-        self._fixed = SearchIndex(CATALOG, semantic=semantic, dense=dense, dense_cache_dir=default_cache_dir())
+        self._fixed = SearchIndex(
+            CATALOG, semantic=semantic, dense=dense, dense_cache_dir=default_cache_dir()
+        )
         layer = self._fixed.dense
         if layer is not None and not layer.ready:
             layer.wait()
@@ -83,7 +84,9 @@ def engines() -> list[tuple[str, Callable[[], Rank]]]:
 
 def run(path: Path, *, misses: bool = True) -> None:
     requests = read_jsonl(path)
-    print(f"\neveryday requests over the workspace tools ({path.name}: {len(requests)} requests, {len(CATALOG)} tools)")
+    print(
+        f"\neveryday requests over the workspace tools ({path.name}: {len(requests)} requests, {len(CATALOG)} tools)"
+    )
     results: list[tuple[str, dict[str, float], list[str]]] = []
     for label, factory in engines():
         rank = factory()

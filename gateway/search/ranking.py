@@ -120,14 +120,7 @@ class Ranking:
                 scores = lexical[ids]
             if self._np_weights is not None:
                 scores = scores * self._np_weights[ids]
-            agree = self._agreement(query)
-            if agree:
-                codes, actions = self._action_codes()
-                factors = np.ones(len(codes) + 1)
-                for name, factor in agree.items():
-                    if name in codes:
-                        factors[codes[name]] = factor
-                scores = scores * factors[actions[ids]]
+            scores = self._agreed(query, ids, scores)
         else:
             ids, scores = np.zeros(0, dtype=np.intp), np.zeros(0)
         if names:
@@ -168,6 +161,18 @@ class Ranking:
         _, _, asked, opener = analyse(query[:MAX_QUERY_CHARS])
         learned = self._example_verbs.get(opener) if opener else None
         return dict.fromkeys((*asked, learned) if learned else asked, 1.0 + ACTION_AGREEMENT)
+
+    def _agreed(self, query: str, ids: Any, scores: Any) -> Any:
+        """`scores` of the tools `ids` raised by the action agreement (numpy)."""
+        agree = self._agreement(query)
+        if not agree:
+            return scores
+        codes, actions = self._action_codes()
+        factors = self._np.ones(len(codes) + 1)
+        for name, factor in agree.items():
+            if name in codes:
+                factors[codes[name]] = factor
+        return scores * factors[actions[ids]]
 
     def _action_codes(self) -> tuple[dict[str, int], Any]:
         """Each action's code, and every tool's action code (numpy), built on first use."""

@@ -95,18 +95,53 @@ _AMBIGUOUS_VERBS = frozenset(
 
 
 # After these, a request's first word is a noun ("email from Sam", "call with the bank").
-_NOUN_NEXT = frozenset("from about with of in on at for by is are was were".split())
+_NOUN_NEXT = frozenset(
+    ["from", "about", "with", "of", "in", "on", "at", "for", "by", "is", "are", "was", "were"]
+)
 # A request that opens with one of these is a question, not an order.
 _QUESTION_WORDS = frozenset(
-    "what whats which when whens where wheres who whos whom whose how hows any anything anyone anybody "
-    "did do does am is are was were has have got can could".split()
+    [
+        "what",
+        "whats",
+        "which",
+        "when",
+        "whens",
+        "where",
+        "wheres",
+        "who",
+        "whos",
+        "whom",
+        "whose",
+        "how",
+        "hows",
+        "any",
+        "anything",
+        "anyone",
+        "anybody",
+        "did",
+        "do",
+        "does",
+        "am",
+        "is",
+        "are",
+        "was",
+        "were",
+        "has",
+        "have",
+        "got",
+        "can",
+        "could",
+    ]
 )
 # "can I ...", "do I have ...": the verb after them is the question's, not an order.
-_AUXILIARIES = frozenset("did do does am is are was were has have can could".split())
+_AUXILIARIES = frozenset(
+    ["did", "do", "does", "am", "is", "are", "was", "were", "has", "have", "can", "could"]
+)
 _LOOKUPS = ("list", "search", "read")
 
 _CLAUSE_WORDS = frozenset(["and", "then"])
 _PARTICLES = frozenset(["out", "off", "back", "away", "forward", "over", "down"])
+
 
 @lru_cache(maxsize=50_000)
 def _action_of(word: str) -> str | None:

@@ -20,7 +20,7 @@ SCORERS = [
 def _tool(name: str, action: str, description: str, examples: tuple[str, ...] = ()) -> ToolDefinition:
     return ToolDefinition(
         name=name,
-        category=name.split("_")[0],
+        category=name.split("_", maxsplit=1)[0],
         action=action,
         verb=action,
         summary=description,
@@ -35,7 +35,9 @@ TOOLS = [
     _tool("tasks_create", "create", "Create a task.", ("remind me to pay the gas bill by friday",)),
     _tool("tasks_list", "list", "List the tasks, soonest due first.", ("show my open tasks",)),
     _tool("tasks_delete", "delete", "Delete a task for good.", ("throw away the gas bill task",)),
-    _tool("tasks_update", "update", "Change a task: its title, notes or due date.", ("push the gas task back",)),
+    _tool(
+        "tasks_update", "update", "Change a task: its title, notes or due date.", ("push the gas task back",)
+    ),
     _tool("mail_send", "send", "Send an email message now.", ("email the team the gas bill",)),
     _tool("mail_read", "read", "Read one email message, its slides and attachments."),
     _tool("mail_trash", "delete", "Move an email message to the trash."),
