@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from typing import Any, TextIO
 
 from ..agent.events import (
@@ -24,6 +25,7 @@ from ..agent.loop import DEFAULT_MAX_ROUNDS, Agent
 from ..agent.provider import Provider
 from ..context import PendingConfirmation, ToolContext
 from ..engine import Gateway
+from .approvals import terminal_operator, wrapped
 
 DEFAULT_MODELS = {"anthropic": "claude-sonnet-5-5", "openai": "gpt-5.5"}
 _SHOWN = 160
@@ -103,13 +105,24 @@ class _Terminal:
             self.note(f"  (used {event.rounds} tool rounds; asking for an answer)")
 
     def approve(self, pending: PendingConfirmation) -> bool:
-        self.note(f"  Confirmation needed: {pending.preview}")
+        self.note(f"  Confirmation needed:\n{wrapped(pending.preview)}")
         if not self.stdin.isatty():
             self.note("  Not approved: no terminal to ask on.")
             return False
         self.stderr.write("  Run it? [y/N] ")
         self.stderr.flush()
         return self.stdin.readline().strip().lower() in {"y", "yes"}
+
+
+class _Asking:
+    """The terminal's prompt as an approver that says who answers it: the terminal's user."""
+
+    def __init__(self, ask: Callable[[PendingConfirmation], bool]) -> None:
+        self.ask = ask
+        self.decided_by = terminal_operator()
+
+    def __call__(self, pending: PendingConfirmation) -> bool:
+        return self.ask(pending)
 
 
 def run_chat(
@@ -135,7 +148,7 @@ def run_chat(
             gateway,
             _provider(args, client),
             system=args.system,
-            approver=term.approve,
+            approver=_Asking(term.approve),
             on_event=term.show,
             max_rounds=args.max_rounds,
             deferred=args.deferred,
