@@ -17,7 +17,7 @@ from .messages import NO_TERMINAL
 from .output import dump
 
 
-def wrapped(text: str, indent: str = "    ") -> str:
+def wrapped(text: str, first: str = "    ", indent: str = "    ") -> str:
     """`text` in full, wrapped to the terminal's width: nothing cut, every character kept.
 
     The text is a preview, whose control characters are escaped already (`confirmation.preview`).
@@ -26,7 +26,7 @@ def wrapped(text: str, indent: str = "    ") -> str:
     return textwrap.fill(
         text,
         width,
-        initial_indent=indent,
+        initial_indent=first,
         subsequent_indent=indent,
         break_long_words=True,
         break_on_hyphens=False,
@@ -48,7 +48,7 @@ class TerminalApprover:
         self.decided_by = terminal_operator()
 
     def __call__(self, pending: PendingConfirmation) -> bool:
-        print(f"Confirmation needed:\n{wrapped(pending.preview)}", file=sys.stderr)
+        print(wrapped(pending.preview, "Confirmation needed: "), file=sys.stderr)
         if self.assume_yes:
             print("Approved by --yes.", file=sys.stderr)
             return True

@@ -105,7 +105,7 @@ class _Terminal:
             self.note(f"  (used {event.rounds} tool rounds; asking for an answer)")
 
     def approve(self, pending: PendingConfirmation) -> bool:
-        self.note(f"  Confirmation needed:\n{wrapped(pending.preview)}")
+        self.note(wrapped(pending.preview, "  Confirmation needed: ", "      "))
         if not self.stdin.isatty():
             self.note("  Not approved: no terminal to ask on.")
             return False
