@@ -44,8 +44,10 @@ ParamsSource = type[BaseModel] | Callable[[], type[BaseModel]]
 """A params model, or a function that builds it on first use (for catalogs of thousands of tools)."""
 PermissionCheck = Callable[[BaseModel, ToolContext], str | None]
 """Sees the validated parameters and the context; returns a refusal reason, or None to allow."""
-Describer = Callable[[BaseModel, ToolContext], Sequence[str] | Awaitable[Sequence[str]]]
-"""Says what a call is about, for the person who approves it (an event's title for its id): lines."""
+Describer = Callable[[Any, ToolContext], Sequence[str] | Awaitable[Sequence[str]]]
+"""Says what a call is about, for the person who approves it (an event's title for its id): lines.
+
+Takes the validated params model (typed as the tool's own) and the call's context."""
 
 _SPEC_ATTR = "__gateway_tool__"
 
