@@ -23,6 +23,7 @@ from ..agent.events import (
 )
 from ..agent.loop import DEFAULT_MAX_ROUNDS, Agent
 from ..agent.provider import Provider
+from ..confirmation import shown_safely
 from ..context import PendingConfirmation, ToolContext
 from ..engine import Gateway
 from .approvals import terminal_operator, wrapped
@@ -92,13 +93,14 @@ class _Terminal:
         elif isinstance(event, ToolCallStarted):
             args = event.call.arguments
             shown = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False, default=str)
-            self.note(f"  -> {event.call.name} {truncate(shown or '{}', _SHOWN)}")
+            # Escaped: a call's arguments are the model's text, never raw to a terminal.
+            self.note(shown_safely(f"  -> {event.call.name} {truncate(shown or '{}', _SHOWN)}"))
         elif isinstance(event, ToolCallFinished):
             result = event.outcome.result
             status: str = result.status
             if result.error is not None:
                 status = f"{result.error.code}: {result.error.message}"
-            self.note(f"  <- {event.outcome.call.name}: {truncate(status, _SHOWN)}")
+            self.note(shown_safely(f"  <- {event.outcome.call.name}: {truncate(status, _SHOWN)}"))
         elif isinstance(event, ConfirmationAnswered):
             self.note("  approved" if event.approved else "  declined")
         elif isinstance(event, RoundCapReached):
