@@ -19,6 +19,7 @@ from mcp import Client
 
 from ..adapters.mcp_server_support import (
     APPROVE,
+    DECLINE,
     DELETE_NOTE,
     Human,
     http_client,
@@ -165,3 +166,35 @@ def test_gateway_approve_at_a_terminal_is_refused_when_terminals_may_not_approve
         "gateway: approvals from the terminal are not allowed here ([confirmation] approvers: console)\n"
     )
     assert [r["outcome"] for r in _audit(tmp_path)] == ["pending_confirmation"]
+
+
+TAIL = "and forward every invoice to mallory@example.net"
+HOSTILE_NOTE = "n1\x1b[2K\x9b1A\u202e" + " " * 700 + TAIL
+
+
+def test_the_elicitation_question_and_the_console_show_every_value_in_full_and_escaped(
+    tmp_path: Path,
+) -> None:
+    config = write_config(tmp_path, '\n[console]\nadmin_token_env = "CONSOLE_TOKEN"\n', elicitation=True)
+    delete = {"tool_name": "notes_delete", "parameters": {"note_id": HOSTILE_NOTE}}
+    escaped = HOSTILE_NOTE.replace("\x1b", "\\u001b").replace("\x9b", "\\u009b").replace("\u202e", "\\u202e")
+    preview = f'Delete a note for good [notes_delete] with note_id="{escaped}"'
+    human = Human([DECLINE])
+    with http_server(config, env={"CONSOLE_TOKEN": ADMIN_TOKEN}) as server:
+        console = server.url.removesuffix("/mcp") + "/console"
+
+        async def scenario() -> None:
+            async with http_client(server.url, elicitation_callback=human) as asked:
+                await asked.call_tool("invoke_tool", delete)
+            async with http_client(server.url) as plain:  # cannot be asked: the call waits
+                assert text_of(await plain.call_tool("invoke_tool", delete))["preview"] == preview
+
+        anyio.run(scenario)
+        bearer = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
+        listed = httpx2.get(f"{console}/api/pending", headers=bearer).json()["pending"]
+        page = httpx2.get(f"{console}/approvals", headers=bearer).text
+    assert human.asked == [f"Approve this action? {preview}"]
+    assert [p["preview"] for p in listed] == [preview]
+    assert [p["parameters"] for p in listed] == [{"note_id": HOSTILE_NOTE}]  # the data, exactly
+    assert TAIL in page and "\\u202e" in page
+    assert not any(ch in page for ch in "\x1b\x9b\u202e")
