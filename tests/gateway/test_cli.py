@@ -91,7 +91,7 @@ def test_the_prompt_is_not_asked_when_terminals_may_not_approve_and_the_call_wai
     config: Path, capsys: pytest.CaptureFixture[str], calls: Calls
 ) -> None:
     config.write_text(config.read_text() + '\n[confirmation]\napprovers = ["console"]\n')
-    code, out, err = run(capsys, "invoke", "notes_delete", '{"note_id": "n1"}', "--yes")
+    _, out, err = run(capsys, "invoke", "notes_delete", '{"note_id": "n1"}', "--yes")
     assert calls == [] and "Approved by --yes." not in err
     assert json.loads(out)["status"] == "confirmation_required"
 
