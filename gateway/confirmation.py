@@ -161,6 +161,11 @@ class Refused:
     next_step: str
     decided_by: DecidedBy | None = None
 
+    @property
+    def outcome(self) -> Literal["declined", "refused"]:
+        """How the audit log records it: a person's no, or the gate's."""
+        return "declined" if self.code == "declined" else "refused"
+
 
 Decision = Proceed | NeedsConfirmation | Refused
 

@@ -333,9 +333,7 @@ class Gateway:
                 return self._pending(d, ctx, decision.pending, start)
             if isinstance(decision, Refused):
                 info = ErrorInfo(decision.code, decision.message, decision.next_step)
-                raise _CallError(
-                    info, "declined" if decision.code == "declined" else "refused", decision.decided_by
-                )
+                raise _CallError(info, decision.outcome, decision.decided_by)
             if isinstance(decision, Proceed) and decision.approved:
                 audit("approved", by=decision.decided_by)
             if not d.read_only:  # on disk before the tool runs: its effect is never unrecorded
