@@ -63,11 +63,14 @@ Describer = Callable[[], Awaitable[Sequence[str]]]
 class DecidedBy:
     """Who approved or declined a pending call: the channel, and the operator when known.
 
+    "model" is recorded, never configured: in the opt-in "model" mode the model confirms by
+    re-sending the pending id.
+
     `credential` is the principal of the credential that decided, when one did (a bearer token at
     the console): the gate refuses an approval from the principal that made the call.
     """
 
-    channel: Channel
+    channel: Channel | Literal["model"]
     operator: str | None = None
     credential: str | None = None
 
@@ -349,14 +352,16 @@ class ConfirmationGate:
             )
         allowed: tuple[State, ...] = ("approved", "pending") if self.mode == "model" else ("approved",)
         if self.store.transition(pending_id, allowed, "used") is not None:
-            return Proceed(approved=True)
+            # Still pending when read: nobody but the model said yes ("model" mode).
+            model = DecidedBy("model", record.pending.principal) if record.state == "pending" else None
+            return Proceed(approved=True, decided_by=model)
         return Refused(
             "confirmation_pending",
             "The user has not approved this action yet.",
             "Show the user the preview and wait for their approval before calling again with this id.",
         )
 
-    def allows(self, channel: Channel) -> bool:
+    def allows(self, channel: str) -> bool:
         """Whether approvals from `channel` are taken (`[confirmation] approvers`)."""
         return channel in self.approvers
 

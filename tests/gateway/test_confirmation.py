@@ -243,3 +243,13 @@ def test_a_host_approval_is_refused_when_the_host_may_not_approve_but_it_may_sti
     assert again is not None and gw.deny(again.pending_id)
     assert audit.records[-1].outcome == "denied_by_host"
     assert audit.records[-1].decided_by == {"channel": "host", "operator": None}
+
+
+def test_in_model_mode_the_audit_log_says_the_model_confirmed(calls: Calls) -> None:
+    audit = MemoryAuditLog()
+    gw = Gateway(Catalog(ALL_TOOLS), audit=audit, gate=ConfirmationGate("model"))
+    pending = invoke(gw, "notes_delete", {"note_id": "n1"}).pending
+    assert pending is not None
+    assert invoke(gw, "notes_delete", {"note_id": "n1"}, confirmation=pending.pending_id).ok
+    (approved,) = [r for r in audit.records if r.outcome == "approved"]
+    assert approved.decided_by == {"channel": "model", "operator": "local"}
