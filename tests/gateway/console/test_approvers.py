@@ -9,6 +9,7 @@ import hashlib
 import json
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ import anyio
 import httpx2
 import pytest
 from mcp import Client
+from playwright.sync_api import expect
 
 from ..adapters.mcp_server_support import (
     APPROVE,
@@ -29,6 +31,7 @@ from ..adapters.mcp_server_support import (
     text_of,
     write_config,
 )
+from .conftest import sign_in
 
 ADMIN_TOKEN = "console-admin-token-0123456789"
 ALICE_TOKEN = "alice-admin-token-0123456789"
@@ -198,3 +201,23 @@ def test_the_elicitation_question_and_the_console_show_every_value_in_full_and_e
     assert [p["parameters"] for p in listed] == [{"note_id": HOSTILE_NOTE}]  # the data, exactly
     assert TAIL in page and "\\u202e" in page
     assert not any(ch in page for ch in "\x1b\x9b\u202e")
+
+
+def test_a_click_on_approve_by_the_principal_that_made_the_call_is_refused_on_the_page(
+    tmp_path: Path, page: Any
+) -> None:
+    config = write_config(tmp_path, TOKENS)
+    with http_server(config, env={"CONSOLE_TOKEN": ADMIN_TOKEN}) as server:
+        console = server.url.removesuffix("/mcp") + "/console"
+
+        async def held() -> str:
+            async with http_client(server.url, ALICE_TOKEN) as alice:
+                return str(text_of(await alice.call_tool("invoke_tool", DELETE_NOTE))["pending_id"])
+
+        with ThreadPoolExecutor(1) as pool:  # the browser's event loop owns this thread
+            pending_id = pool.submit(anyio.run, held).result()
+        sign_in(page, console, ALICE_TOKEN)
+        page.locator(f'tr[data-pending-id="{pending_id}"]').get_by_role("button", name="Approve").click()
+        expect(page.locator("#done")).to_contain_text(f"{pending_id} was not approved")
+        expect(page.locator(f'tr[data-pending-id="{pending_id}"]')).to_be_visible()  # still waiting
+    assert [r["outcome"] for r in _audit(tmp_path)] == ["pending_confirmation"]
