@@ -1,12 +1,16 @@
 """The gateway: one chokepoint where every call is resolved, validated, checked, confirmed, run and audited.
 
 resolve (policy) -> parse -> validate -> permission -> confirm -> run -> result
+
+Longer than 400 lines because the host's side of the chokepoint (approve, deny, audited with who
+decided) reads best beside the path it unblocks.
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import logging
 import math
 import os
@@ -21,7 +25,15 @@ from . import discovery
 from .arguments import Unusable, read_arguments, validate_arguments
 from .audit import Auditor, AuditSink, Outcome, Redactor, redact_secrets
 from .catalog import Catalog
-from .confirmation import ConfirmationGate, NeedsConfirmation, Proceed, Refused
+from .confirmation import (
+    HOST,
+    ConfirmationGate,
+    DecidedBy,
+    NeedsConfirmation,
+    Proceed,
+    Refused,
+    describe_call,
+)
 from .context import ErrorInfo, PendingConfirmation, Principal, Problem, ToolContext, ToolResult
 from .definition import ToolDefinition
 from .errors import ToolFailed, ToolInputError, UnknownTool
@@ -52,9 +64,10 @@ MAX_PARAMETER_BYTES = 100_000
 class _CallError(Exception):
     """Internal: a model-facing error on its way to a ToolResult."""
 
-    def __init__(self, info: ErrorInfo, outcome: Outcome) -> None:
+    def __init__(self, info: ErrorInfo, outcome: Outcome, decided_by: DecidedBy | None = None) -> None:
         self.info = info
         self.outcome = outcome
+        self.decided_by = decided_by
 
 
 def _elapsed_ms(start: float) -> float:
@@ -285,7 +298,7 @@ class Gateway:
         name = safe_text(tool_name, 80)
         audited: Mapping[str, Any] | None = None
 
-        def audit(outcome: Outcome, code: str | None = None) -> None:
+        def audit(outcome: Outcome, code: str | None = None, by: DecidedBy | None = None) -> None:
             seen.outcome, seen.error_code = outcome, code
             self.auditor.log(
                 principal=ctx.principal.id,
@@ -297,6 +310,7 @@ class Gateway:
                 error_code=code,
                 params=audited,
                 agent=ctx.principal.agent,
+                decided_by=by.as_json() if by is not None else None,
             )
 
         try:
@@ -310,22 +324,23 @@ class Gateway:
             audited = canonical
             if d.permission is not None and (reason := d.permission(params, ctx)):
                 raise _CallError(error_info(ToolFailed("permission_denied", reason)), "denied")
+            described = functools.partial(describe_call, d, params, ctx)  # what the approver reads
             decision = await self.gate.check(
-                d, canonical, ctx.principal, confirmation, session=ctx.session_id
+                d, canonical, ctx.principal, confirmation, session=ctx.session_id, describe=described
             )
             if isinstance(decision, NeedsConfirmation):
                 audit("pending_confirmation")
                 return self._pending(d, ctx, decision.pending, start)
             if isinstance(decision, Refused):
                 info = ErrorInfo(decision.code, decision.message, decision.next_step)
-                raise _CallError(info, "declined" if decision.code == "declined" else "refused")
+                raise _CallError(info, decision.outcome, decision.decided_by)
             if isinstance(decision, Proceed) and decision.approved:
-                audit("approved")
+                audit("approved", by=decision.decided_by)
             if not d.read_only:  # on disk before the tool runs: its effect is never unrecorded
                 audit("attempt")
             output = await self._run(d, params, ctx)
         except _CallError as exc:
-            audit(exc.outcome, exc.info.code)
+            audit(exc.outcome, exc.info.code, exc.decided_by)
             return ToolResult(name, ctx.call_id, "error", error=exc.info, duration_ms=_elapsed_ms(start))
         audit("executed")
         if self.usage is not None:
@@ -334,13 +349,28 @@ class Gateway:
             d.name, ctx.call_id, "ok", output=to_jsonable(output), duration_ms=_elapsed_ms(start)
         )
 
-    def approve(self, pending_id: str) -> PendingConfirmation | None:
-        """Host side: approve a pending destructive call (never reachable by the model)."""
-        return self.gate.approve(pending_id)
+    def approve(self, pending_id: str, *, decided_by: DecidedBy = HOST) -> PendingConfirmation | None:
+        """Host side: approve a pending destructive call (never reachable by the model).
 
-    def deny(self, pending_id: str) -> bool:
-        """Host side: decline a pending destructive call."""
-        return self.gate.deny(pending_id)
+        `decided_by` says who decided (the channel and the operator); the decision is audited.
+        None when the call is unknown, expired or already decided.
+
+        Raises:
+            ApprovalRefused: approvals from that channel are not allowed (`[confirmation] approvers`),
+                or the credential deciding is the principal that made the call.
+        """
+        approved = self.gate.approve(pending_id, decided_by=decided_by)
+        if approved is not None:
+            self.auditor.decided(approved, "approved_by_host", decided_by.as_json())
+        return approved
+
+    def deny(self, pending_id: str, *, decided_by: DecidedBy = HOST) -> bool:
+        """Host side: decline a pending destructive call (from any channel); the decision is audited."""
+        record = self.gate.store.get(pending_id)
+        denied = self.gate.deny(pending_id)
+        if denied and record is not None:
+            self.auditor.decided(record.pending, "denied_by_host", decided_by.as_json())
+        return denied
 
     # -- pieces ------------------------------------------------------------------------
 

@@ -150,6 +150,8 @@ def open_gateway(
             ttl_seconds=settings.confirmation.ttl_seconds,
             store=store,
             secret=secret.get_secret_value().encode() if secret else None,
+            approvers=settings.confirmation.approvers,
+            max_preview_bytes=settings.confirmation.max_preview_bytes,
         )
         usage = open_usage(settings)
         if usage is not None:

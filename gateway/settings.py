@@ -71,6 +71,11 @@ class ConfirmationSettings(_Section):
     path: Path | None = None
     redis_url: str = "redis://127.0.0.1:6379/0"
     secret: SecretStr | None = None
+    # Who may approve a destructive call. Not "elicitation" by default: there the MCP client that
+    # made the call answers its own question. Any channel may decline.
+    approvers: list[Literal["elicitation", "console", "terminal", "host"]] = ["console", "terminal", "host"]
+    # The preview an approver reads is never cut; past this size the call is refused instead.
+    max_preview_bytes: int = Field(8192, ge=256)
 
     @field_validator("secret")
     @classmethod
