@@ -19,6 +19,7 @@ from typing import Any
 
 from ..config import OpenApiAuthSettings
 from ..errors import ToolFailed, UserError
+from .origins import origin, shown
 
 REDACTED = "[redacted]"
 REFRESH_MARGIN_SECONDS = 30.0
@@ -106,14 +107,9 @@ class Credentials:
         self._expires = 0.0
         self._mine: set[str] = set()
         self.location, self.name = self._api_key_place(schemes)
-        self.token_url = settings.token_url or _token_url(schemes)
-        if settings.type == "oauth2" and not self.token_url:
-            raise UserError(
-                f"[[openapi]] {entry}: auth type 'oauth2' needs token_url (the description has no "
-                "clientCredentials flow)"
-            )
-        if self.token_url and base_url and self.token_url.startswith("/"):
-            self.token_url = base_url.rstrip("/") + self.token_url
+        self.token_url = _on_base(settings.token_url, base_url)
+        if self.token_url is None and settings.type == "oauth2":
+            self.token_url = _described_token_url(entry, schemes, base_url)
 
     def _api_key_place(self, schemes: Mapping[str, Any]) -> tuple[str, str]:
         declared = next(
@@ -242,6 +238,31 @@ class Credentials:
 
     def close(self) -> None:
         SECRETS.discard(self._mine)
+
+
+def _on_base(url: str | None, base_url: str | None) -> str | None:
+    return base_url.rstrip("/") + url if url and base_url and url.startswith("/") else url
+
+
+def _described_token_url(entry: str, schemes: Mapping[str, Any], base_url: str | None) -> str:
+    """The description's clientCredentials token URL, only on the API's own origin (the client id
+    and secret go there).
+
+    Raises:
+        UserError: none, or one on another origin (the operator has to set token_url).
+    """
+    url = _on_base(_token_url(schemes), base_url)
+    if url is None:
+        raise UserError(
+            f"[[openapi]] {entry}: auth type 'oauth2' needs token_url (the description has no "
+            "clientCredentials flow)"
+        )
+    if origin(url) is None or origin(url) != origin(base_url):
+        raise UserError(
+            f"[[openapi]] {entry}: the description's token URL is on {shown(origin(url))}, not on the API's "
+            f"{shown(origin(base_url))}; the client secret is sent only to a token_url set in the configuration"
+        )
+    return url
 
 
 def _token_url(schemes: Mapping[str, Any]) -> str | None:

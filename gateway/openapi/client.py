@@ -3,8 +3,9 @@
 - Timeouts per request; a timeout is `timeout`, a connection failure `unavailable`.
 - 429 and 503 are retried for GET, HEAD and OPTIONS only (a write may have happened), after the
   server's `Retry-After` (seconds or a date; at most `MAX_RETRY_WAIT`), else a short backoff.
-- Redirects are followed for GET and HEAD within the same origin only (credentials never travel
-  to another host); any other redirect is returned as it is.
+- Requests go only to the origins the operator configured (`origins`): an operation's own server
+  elsewhere is ignored. Redirects are followed for GET and HEAD within the same origin only
+  (credentials never travel to another host); any other redirect is returned as it is.
 - The answer is read up to the entry's size cap: a larger JSON answer is refused (`invalid`: ask
   for less), larger text is cut. JSON answers are returned as data, text as text, binary content by
   its size only.
@@ -22,7 +23,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urljoin
 
 import httpx2
 
@@ -31,6 +32,7 @@ from ..rendering import cut
 from . import text
 from .auth import Credentials
 from .operations import SAFE_METHODS, Operation
+from .origins import Origins, origin
 from .request import Parts
 
 MAX_RETRY_WAIT = 30.0
@@ -66,6 +68,8 @@ class Target:
     timeout: float
     retries: int
     max_response_bytes: int
+    allowed_servers: tuple[str, ...] = ()
+    """Servers besides the base URL's origin that requests (with credentials) may go to."""
 
 
 class Client:
@@ -81,6 +85,7 @@ class Client:
     ) -> None:
         self.target = target
         self.credentials = credentials
+        self.origins = Origins(target.base_url, target.allowed_servers)
         self._transport = transport
         self._sleep = sleep
         self._http: httpx2.Client | None = None
@@ -125,10 +130,13 @@ class Client:
             return None
 
     def base(self, op: Operation) -> str:
+        """The operation's own server when it is on an allowed origin, else the entry's base URL."""
         base = self.target.base_url
         if op.server:
-            base = urljoin(f"{base.rstrip('/')}/", op.server) if base else op.server
-        if not base or urlsplit(base).scheme not in ("http", "https"):
+            own = urljoin(f"{base.rstrip('/')}/", op.server) if base else op.server
+            if self.origins.admits(own):
+                base = own
+        if not base or not self.origins.admits(base):
             raise ToolFailed(
                 "unavailable",
                 f"the gateway has no base URL for {self.target.entry}; the operator has to set base_url",
@@ -147,6 +155,11 @@ class Client:
                 f"the API description of {self.target.entry} leaves a path parameter of this operation undescribed",
             )
         url = self.base(op) + parts.path
+        if not self.origins.admits(url):  # a crafted path: 'http://api.test' + '@elsewhere.test/'
+            raise ToolFailed(
+                "invalid",
+                f"the API description of {self.target.entry} puts this operation outside the API's server",
+            )
         refreshed = False
         attempt = 0
         while True:
@@ -189,7 +202,7 @@ class Client:
             headers["Content-Type"] = parts.content_type or "application/json"
         if cookies:
             headers["Cookie"] = "; ".join(f"{k}={v}" for k, v in cookies.items())
-        origin = urlsplit(url)[:2]
+        here = origin(url)
         try:
             for _ in range(MAX_REDIRECTS + 1):
                 with self.http().stream(
@@ -202,7 +215,7 @@ class Client:
                         and location
                     ):
                         following = urljoin(url, location)
-                        if urlsplit(following)[:2] == origin:
+                        if origin(following) == here:  # credentials never follow to another origin
                             url, query = following, []
                             continue
                     body, truncated = self._read(response)

@@ -32,6 +32,7 @@ from .client import Client, Target
 from .document import content_hash, parse, read_bytes, version_of
 from .index import Index
 from .operations import SAFE_METHODS, Operation
+from .origins import origin
 from .params import Layout, layout
 from .request import build
 from .schemas import Converter
@@ -119,6 +120,7 @@ class OpenApi:
             settings.timeout,
             settings.retries,
             settings.max_response_bytes,
+            tuple(_servers(settings.name, settings.allowed_servers)),
         )
         self.client = client or Client(target, self.credentials)
         self.credentials.token_request = self.client.token_request
@@ -316,6 +318,16 @@ def server_url(servers: Sequence[Mapping[str, Any]], overrides: Mapping[str, str
     if url.startswith("//"):
         url = "https:" + url
     return url or None
+
+
+def _servers(entry: str, urls: Sequence[str]) -> Sequence[str]:
+    """Raises: UserError: an allowed server is not an http(s) URL with a host."""
+    bad = [url for url in urls if origin(url) is None]
+    if bad:
+        raise UserError(
+            f"[[openapi]] {entry}: allowed_servers needs http(s) URLs, not {', '.join(map(repr, bad))}"
+        )
+    return urls
 
 
 def _title(title: str, entry: str) -> str:
