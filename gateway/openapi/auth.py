@@ -3,19 +3,24 @@
 Secrets come from an environment variable or a file named in the configuration, are read on the
 first call (listing and searching need none), and never leave this module except in the request
 itself: every text the gateway returns or logs from a call is scrubbed of them (`scrub`), including
-the access tokens OAuth 2 hands out, and httpx's own request log is filtered the same way.
+the access tokens OAuth 2 hands out, and httpx's own request log is filtered the same way. Each is
+scrubbed in every form it travels in (`encodings`: percent-encoded in a query or cookie, base64 in
+a Basic header).
 """
 
 from __future__ import annotations
 
 import base64
+import json
 import logging
 import os
+import re
 import threading
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote, quote_plus
 
 from ..config import OpenApiAuthSettings
 from ..errors import ToolFailed, UserError
@@ -27,6 +32,16 @@ REFRESH_MARGIN_SECONDS = 30.0
 _MIN_SECRET = 4  # shorter values are not scrubbed from text (they would mangle it)
 
 
+def encodings(value: str) -> set[str]:
+    """Every form a secret travels or is echoed in: raw, percent-encoded (as a path or a query
+    encodes it, with upper or lower case hex), and as a JSON string's inside."""
+    forms = {value, json.dumps(value)[1:-1]}
+    for encoded in (quote(value, safe=""), quote_plus(value, safe=""), quote(value)):
+        forms.add(encoded)
+        forms.add(re.sub(r"%[0-9A-F]{2}", lambda m: m.group().lower(), encoded))
+    return {f for f in forms if len(f) >= _MIN_SECRET}
+
+
 class _Registry:
     """Every secret value in use in this process, for scrubbing logs."""
 
@@ -34,10 +49,9 @@ class _Registry:
         self._values: set[str] = set()
         self._lock = threading.Lock()
 
-    def add(self, value: str) -> None:
-        if len(value) >= _MIN_SECRET:
-            with self._lock:
-                self._values.add(value)
+    def add(self, values: set[str]) -> None:
+        with self._lock:
+            self._values |= values
 
     def discard(self, values: set[str]) -> None:
         with self._lock:
@@ -106,6 +120,7 @@ class Credentials:
         self._token: str | None = None
         self._expires = 0.0
         self._mine: set[str] = set()
+        self._mine_lock = threading.Lock()
         self.location, self.name = self._api_key_place(schemes)
         self.token_url = _on_base(settings.token_url, base_url)
         if self.token_url is None and settings.type == "oauth2":
@@ -124,8 +139,10 @@ class Credentials:
         return {(self.location, self.name.lower())} if self.settings.type == "api_key" else set()
 
     def _remember(self, value: str) -> str:
-        self._mine.add(value)
-        SECRETS.add(value)
+        forms = encodings(value)
+        with self._mine_lock:  # also called under self._lock
+            self._mine |= forms
+        SECRETS.add(forms)
         return value
 
     def _read(self, env: str | None, file: Path | None, what: str) -> str:
@@ -203,6 +220,7 @@ class Credentials:
             form = {"grant_type": "client_credentials"}
             if self.settings.scopes:
                 form["scope"] = " ".join(self.settings.scopes)
+            self._remember(base64.b64encode(f"{user}:{secret}".encode()).decode())  # its Basic header
             answer = self.token_request(self.token_url, form, (user, secret))
             token = answer.get("access_token") if isinstance(answer, dict) else None
             if not isinstance(token, str) or not token:
@@ -224,7 +242,7 @@ class Credentials:
     def scrub(self, value: Any) -> Any:
         """`value` with every secret of this entry replaced, in strings at any depth."""
         if isinstance(value, str):
-            with self._lock:
+            with self._mine_lock:
                 mine = sorted(self._mine, key=len, reverse=True)
             for secret in mine:
                 if len(secret) >= _MIN_SECRET and secret in value:
