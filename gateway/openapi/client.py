@@ -29,7 +29,7 @@ import httpx2
 
 from ..errors import FailureCode, ToolFailed
 from ..rendering import cut
-from . import text
+from . import deadline, text
 from .auth import Credentials
 from .operations import SAFE_METHODS, Operation
 from .origins import Origins, origin
@@ -97,7 +97,7 @@ class Client:
                 self._http = httpx2.Client(
                     timeout=self.target.timeout,
                     follow_redirects=False,
-                    transport=self._transport,
+                    transport=self._transport or deadline.transport(),
                     headers={"User-Agent": "metatool-gateway"},
                     trust_env=False,
                 )
@@ -112,7 +112,10 @@ class Client:
     def token_request(self, url: str, form: dict[str, str], basic: tuple[str, str]) -> Any:
         """POST an OAuth 2 token request; the answer's JSON."""
         try:
-            response = self.http().post(url, data=form, auth=basic, headers={"Accept": "application/json"})
+            with deadline.within(self.target.timeout):
+                response = self.http().post(
+                    url, data=form, auth=basic, headers={"Accept": "application/json"}
+                )
         except httpx2.HTTPError as exc:
             raise ToolFailed(
                 "unavailable",
@@ -202,24 +205,9 @@ class Client:
             headers["Content-Type"] = parts.content_type or "application/json"
         if cookies:
             headers["Cookie"] = "; ".join(f"{k}={v}" for k, v in cookies.items())
-        here = origin(url)
         try:
-            for _ in range(MAX_REDIRECTS + 1):
-                with self.http().stream(
-                    op.method, url, params=list[tuple[str, Any]](query), headers=headers, **kwargs
-                ) as response:
-                    location = response.headers.get("location")
-                    if (
-                        response.status_code in (301, 302, 303, 307, 308)
-                        and op.method in ("GET", "HEAD")
-                        and location
-                    ):
-                        following = urljoin(url, location)
-                        if origin(following) == here:  # credentials never follow to another origin
-                            url, query = following, []
-                            continue
-                    body, truncated = self._read(response)
-                    return response.status_code, response.headers, body, truncated
+            with deadline.within(self.target.timeout):
+                return self._follow(op, url, query, headers, kwargs)
         except httpx2.TimeoutException:
             raise ToolFailed(
                 "timeout", f"{self.target.title} did not answer within {self.target.timeout:g} seconds"
@@ -228,6 +216,33 @@ class Client:
             raise ToolFailed(
                 "unavailable", f"could not reach {self.target.title} ({type(exc).__name__})"
             ) from None
+
+    def _follow(
+        self,
+        op: Operation,
+        url: str,
+        query: Sequence[tuple[str, str]],
+        headers: dict[str, str],
+        kwargs: dict[str, Any],
+    ) -> tuple[int, Mapping[str, str], bytes, bool]:
+        """The exchange, with redirects followed within the origin."""
+        here = origin(url)
+        for _ in range(MAX_REDIRECTS + 1):
+            with self.http().stream(
+                op.method, url, params=list[tuple[str, Any]](query), headers=headers, **kwargs
+            ) as response:
+                location = response.headers.get("location")
+                if (
+                    response.status_code in (301, 302, 303, 307, 308)
+                    and op.method in ("GET", "HEAD")
+                    and location
+                ):
+                    following = urljoin(url, location)
+                    if origin(following) == here:  # credentials never follow to another origin
+                        url, query = following, []
+                        continue
+                body, truncated = self._read(response)
+                return response.status_code, response.headers, body, truncated
         raise ToolFailed("unavailable", f"{self.target.title} redirected too many times")
 
     def _read(self, response: httpx2.Response) -> tuple[bytes, bool]:

@@ -30,6 +30,7 @@ from . import index as index_module
 from .auth import Credentials, install_log_filter
 from .client import Client, Target
 from .document import content_hash, parse, read_bytes, version_of
+from .flight import Lane
 from .index import Index
 from .operations import SAFE_METHODS, Operation
 from .origins import origin
@@ -124,6 +125,7 @@ class OpenApi:
         )
         self.client = client or Client(target, self.credentials)
         self.credentials.token_request = self.client.token_request
+        self.lane = Lane(target.title, settings.max_in_flight)
         self._doc: dict[str, Any] | None = None
         self._layouts: dict[str, Layout] = {}
         self._lock = threading.Lock()
@@ -173,8 +175,8 @@ class OpenApi:
         def params() -> type[BaseModel]:
             return self.model(op)
 
-        def handler(validated: BaseModel) -> Any:
-            return self.call(op, validated)
+        async def handler(validated: BaseModel) -> Any:
+            return await self.lane.run(self.call, op, validated)
 
         metadata = {
             "operation_id": op.operation_id,
@@ -247,6 +249,7 @@ class OpenApi:
         return self.client.send(op, build(made, op.path, arguments))
 
     def close(self) -> None:
+        self.lane.close()
         self.client.close()
         self.credentials.close()
 
