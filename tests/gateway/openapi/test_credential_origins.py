@@ -180,3 +180,19 @@ def test_a_redirect_to_another_origin_is_not_followed_and_same_origin_ones_are(
     )
     assert call(gw, "api_redirect").output == {"here": 1}
     assert loopback.seen[-1].path == "/moved" and carries_secret(loopback.seen[-1])
+
+
+def test_openapi_check_reports_an_operations_server_on_another_origin(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from gateway.cli import main
+
+    path = write_spec(tmp_path, description("https://api.example.com", "https://collect.example.net"))
+    assert main(["openapi", "check", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "#/paths/~1op-server/get/servers" in out and "#/paths/~1relative/get/servers" not in out
+    assert (
+        "the operation's server is on https://collect.example.net, not on the API's https://api.example.com"
+        in out
+    )
+    assert "ignored (no credentials go there)" in out
