@@ -1,6 +1,7 @@
 """Sending one operation's request with httpx, and its answer made a result or a gateway error.
 
-- Timeouts per request; a timeout is `timeout`, a connection failure `unavailable`.
+- A total deadline per request, from connecting to the last byte (`deadline`); a timeout is
+  `timeout`, a connection failure `unavailable`.
 - 429 and 503 are retried for GET, HEAD and OPTIONS only (a write may have happened), after the
   server's `Retry-After` (seconds or a date; at most `MAX_RETRY_WAIT`), else a short backoff.
 - Requests go only to the origins the operator configured (`origins`): an operation's own server
