@@ -15,12 +15,14 @@ from gateway.openapi import OpenApi
 from .conftest import Loopback, op, write_spec
 
 SECRET = "cookie-secret-1234"
+RESERVED = ("Host", "Content-Length", "Transfer-Encoding", "Connection", "Cookie")
 
 
 def make(tmp_path: Path, loopback: Loopback) -> Gateway:
     parameters = [
         {"name": "theme", "in": "cookie", "schema": {"type": "string"}},
         {"name": "X-Note", "in": "header", "schema": {"type": "string"}},
+        *({"name": name, "in": "header", "schema": {"type": "string"}} for name in RESERVED),
     ]
     doc = {
         "openapi": "3.0.3",
@@ -67,3 +69,11 @@ def test_a_header_value_with_a_control_character_is_refused_and_nothing_is_sent(
     assert loopback.seen == []
     assert run_sync(gw.invoke("prefs_get_prefs", {"X-Note": "plain text, fine"})).status == "ok"
     assert loopback.seen[-1].headers["x-note"] == "plain text, fine"
+
+
+def test_headers_that_steer_the_request_are_never_asked_of_the_model(
+    tmp_path: Path, loopback: Loopback
+) -> None:
+    gw = make(tmp_path, loopback)
+    d = gw.catalog.get("prefs_get_prefs")
+    assert d is not None and sorted(d.json_schema["properties"]) == ["X-Note", "theme"]
