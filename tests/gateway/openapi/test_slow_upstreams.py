@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import socket
 import threading
 from collections.abc import Iterator
@@ -123,32 +124,38 @@ def test_a_trickling_answer_ends_at_the_deadline_and_its_connection_is_closed(
         stub.close()
 
 
-def test_calls_past_the_in_flight_limit_are_refused_as_busy_and_other_tools_still_run(
-    tmp_path: Path, body_trickle: Trickle
-) -> None:
-    api = make(tmp_path, body_trickle.url, timeout=GENEROUS, max_in_flight=2)
+def flood(tmp_path: Path, stub: Trickle, *, calls: int, in_flight: int) -> tuple[list[Any], Any]:
+    """`calls` slow calls at once to an API that admits `in_flight`; then a call of another (sync)
+    tool while they hang. Returns the slow calls that ended before the API was let go, and the quick one."""
+    api = make(tmp_path, stub.url, timeout=GENEROUS, max_in_flight=in_flight)
     gw = Gateway(Catalog([greet, *api.definitions()]), default_timeout=GENEROUS)
-    body_trickle.expected = 2
+    stub.expected = min(calls, in_flight)
     waiter = ThreadPoolExecutor(1)  # the test's own thread: the default executor is what is at stake
 
     async def scenario() -> tuple[list[Any], Any]:
-        slow = [asyncio.create_task(gw.invoke("slow_list_rows", {})) for _ in range(8)]
-        assert await asyncio.get_running_loop().run_in_executor(waiter, body_trickle.reached.wait, GENEROUS)
+        slow = [asyncio.create_task(gw.invoke("slow_list_rows", {})) for _ in range(calls)]
+        assert await asyncio.get_running_loop().run_in_executor(waiter, stub.reached.wait, GENEROUS)
         quick = await asyncio.wait_for(gw.invoke("greet", {"name": "Ada"}), GENEROUS)
         pending = set(slow)
-        while len(pending) > 2:  # the refused ones end without waiting for the two in flight
+        while len(pending) > stub.expected:  # the refused ones end without waiting for those in flight
             done, pending = await asyncio.wait(pending, timeout=GENEROUS, return_when=asyncio.FIRST_COMPLETED)
             assert done
-        busy = [t for t in slow if t.done()]
-        body_trickle.stop.set()  # the two in flight end (their answers stop short)
+        ended = [t for t in slow if t.done()]
+        stub.stop.set()  # those in flight end (their answers stop short)
         await asyncio.gather(*slow)
-        return [t.result() for t in busy], quick
+        return [t.result() for t in ended], quick
 
     try:
-        busy, quick = run_sync(scenario())
+        return run_sync(scenario())
     finally:
         waiter.shutdown()
         api.close()
+
+
+def test_calls_past_the_in_flight_limit_are_refused_as_busy_and_other_tools_still_run(
+    tmp_path: Path, body_trickle: Trickle
+) -> None:
+    busy, quick = flood(tmp_path, body_trickle, calls=8, in_flight=2)
     assert quick.status == "ok" and quick.output == "Hello, Ada."
     assert len(busy) == 6 and body_trickle.in_flight == 2
     for result in busy:
@@ -157,3 +164,11 @@ def test_calls_past_the_in_flight_limit_are_refused_as_busy_and_other_tools_stil
             result.error.message
             == "Slow API is busy: 2 calls to it are still in flight; try again in a minute"
         )
+
+
+def test_more_slow_calls_in_flight_than_the_default_executor_has_threads_do_not_delay_another_tool(
+    tmp_path: Path, body_trickle: Trickle
+) -> None:
+    calls = min(32, (os.cpu_count() or 1) + 4) + 2  # asyncio.to_thread's threads, and two more
+    ended, quick = flood(tmp_path, body_trickle, calls=calls, in_flight=calls)
+    assert quick.status == "ok" and ended == [] and body_trickle.in_flight == calls
