@@ -224,6 +224,7 @@ class OpenApiSettings(_Section):
     spec: Path  # the description: JSON or YAML, OpenAPI 3.0 or 3.1
     base_url: str | None = None  # default: the spec's first server, its variables at their defaults
     server_variables: dict[str, str] = {}
+    allowed_servers: list[str] = []  # other servers (origins) requests and credentials may go to
     include_tags: list[str] = []
     exclude_tags: list[str] = []
     include_paths: list[str] = []  # path globs, e.g. "/repos/*"
@@ -233,9 +234,10 @@ class OpenApiSettings(_Section):
     read_only: bool = False  # serve only GET, HEAD and OPTIONS operations
     safe: list[str] = []  # POST/PUT/PATCH that are not destructive: operation ids, "tag:NAME" or path globs
     auth: OpenApiAuthSettings = OpenApiAuthSettings()
-    timeout: float = Field(30.0, gt=0)  # seconds per request
+    timeout: float = Field(30.0, gt=0)  # seconds per request, connect to last byte
     retries: int = Field(2, ge=0, le=5)  # of safe methods on 429 and 503
     max_response_bytes: int = Field(1_000_000, gt=0)
+    max_in_flight: int = Field(4, ge=1, le=64)  # calls at once; more are refused as busy
 
 
 class Settings(_Section):
