@@ -103,8 +103,8 @@ ENVIRONMENT: Mapping[str, str] = {
 def _set(tree: dict[str, Any], dotted: str, value: Any) -> None:
     *parents, leaf = dotted.split(".")
     for part in parents:
-        if isinstance(tree.get(part), str):  # `dense = "off"`, short for a table's mode, set again here
-            tree[part] = {}
+        if isinstance(tree.get(part), str):  # `dense = "off"` is short for the table's mode
+            tree[part] = {"mode": tree[part]}
         tree = tree.setdefault(part, {})
     tree[leaf] = value
 

@@ -28,7 +28,7 @@ from ..engine import run_sync
 from ..errors import UserError
 from ..runtime import open_gateway, principal_from
 from ..stores import resolve_auto_store
-from . import approvals, chat, commands, console, demo, openapi, usage
+from . import approvals, chat, commands, console, demo, model, openapi, usage
 from .messages import for_a_person, note, progress_on_stderr
 from .output import print_result
 from .parser import build_parser, settings_from
@@ -62,6 +62,8 @@ def _command(args: argparse.Namespace) -> int:
         return demo.run(settings)
     if args.command == "openapi":
         return openapi.run(settings, args)
+    if args.command == "model":
+        return model.run(settings, args)
     if args.command == "console":
         return console.run(settings, args)
     if args.command in ("pending", "approve", "deny"):

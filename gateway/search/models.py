@@ -219,5 +219,10 @@ def pull(reference: ModelReference, record: Path | None = None) -> dict[str, tup
             except (HfHubHTTPError, OfflineModeIsEnabled, OSError, ValueError) as exc:
                 first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
                 raise ModelUnavailable(f"could not download {name} of {reference.name}: {first}") from None
+    return check(reference, record)
+
+
+def check(reference: ModelReference, record: Path | None = None) -> dict[str, tuple[Path, str]]:
+    """Each file of the model on this machine, verified: its path and sha256 (see `verified`)."""
     files = verified(reference, record)
     return {name: (path, reference.files[name]) for name, path in files.items()}
