@@ -75,7 +75,7 @@ class DenseLayer:
             key.update(text.encode("utf-8", "surrogatepass") + b"\x1e")
         self._path = None if cache_dir is None else cache_dir / f"dense-{key.hexdigest()[:40]}.npy"
         self._rows: dict[str, int] = {}
-        cached = _rows_of(texts) if texts else None
+        cached = _rows_of(texts, encoder.model_id) if texts else None
         if cached is None:
             cached = self._load(len(texts))
         if cached is not None:
@@ -176,10 +176,10 @@ see) takes its rows from the whole catalog's layer instead of encoding them agai
 _READY_LOCK = threading.Lock()  # layers become ready in the background thread
 
 
-def _rows_of(texts: Sequence[str]) -> Any:
-    """The vectors of `texts` from a ready layer that holds every one of them, or None."""
+def _rows_of(texts: Sequence[str], model_id: str) -> Any:
+    """The vectors of `texts` from a ready layer of the same model that holds every one of them, or None."""
     with _READY_LOCK:
-        layers = list(_READY)
+        layers = [layer for layer in _READY if layer.encoder.model_id == model_id]
     for layer in layers:
         rows = [layer._rows.get(text) for text in texts]
         if None not in rows:

@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 
 from gateway.search import encoder as search_encoder
+from gateway.search import models
 from gateway.search.models import ModelReference
-from tests import model_files
+from tests import model_files, tiny_bert
 
 
 @contextmanager
@@ -107,3 +108,35 @@ def hub_serving(directory: Path, reference: ModelReference, **replaced: bytes) -
     for key, content in replaced.items():
         files[key.replace("_", ".")] = content
     return Hub(reference.repo_id, reference.revision, files)
+
+
+@pytest.fixture(scope="session")
+def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The tiny generated model's files (written once a test session)."""
+    pytest.importorskip("numpy")
+    pytest.importorskip("tokenizers")
+    pytest.importorskip("safetensors")
+    directory = tmp_path_factory.mktemp("tiny-bert")
+    tiny_bert.write(directory)
+    return directory
+
+
+@pytest.fixture
+def verified_record(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A verified-files record of the test's own: the user's cache directory is never touched."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("user-cache")))
+    return models.record_path()
+
+
+@pytest.fixture
+def tiny_model(tiny_model_dir: Path, verified_record: Path) -> Iterator[ModelReference]:
+    """The tiny generated model is the process's dense model for the test."""
+    with model_in_use(tiny_bert.reference(tiny_model_dir)) as reference:
+        yield reference
+
+
+@pytest.fixture
+def real_model(verified_record: Path) -> Iterator[ModelReference]:
+    """all-MiniLM-L6-v2, from its published files, is the process's dense model (or the test skips)."""
+    with model_in_use(published_model()) as reference:
+        yield reference

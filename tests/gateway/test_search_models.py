@@ -10,7 +10,6 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -40,26 +39,6 @@ REFERENCE = [
 ]
 
 
-@pytest.fixture(scope="module")
-def tiny_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    directory = tmp_path_factory.mktemp("tiny-bert")
-    tiny_bert.write(directory)
-    return directory
-
-
-@pytest.fixture
-def record(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A verified-files record of this test's own (the user's cache directory is never touched)."""
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "user-cache"))
-    return models.record_path()
-
-
-@pytest.fixture
-def tiny(tiny_dir: Path, record: Path) -> Iterator[ModelReference]:
-    with model_in_use(tiny_bert.reference(tiny_dir)) as reference:
-        yield reference
-
-
 def _copy(source: Path, target: Path) -> Path:
     target.mkdir(parents=True, exist_ok=True)
     for name in models.LOADED_FILES:
@@ -74,7 +53,7 @@ def test_the_default_model_is_pinned_by_revision_and_the_hash_of_every_file_it_r
     assert all(len(sha) == 64 for sha in DEFAULT_MODEL.files.values())
 
 
-def test_the_tiny_model_gives_the_reference_vectors(tiny: ModelReference) -> None:
+def test_the_tiny_model_gives_the_reference_vectors(tiny_model: ModelReference) -> None:
     encoder = search_encoder.sentence_encoder()
     assert encoder is not None
     vectors = encoder.encode(TEXTS)
@@ -82,7 +61,7 @@ def test_the_tiny_model_gives_the_reference_vectors(tiny: ModelReference) -> Non
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
 
 
-def test_padding_is_masked_so_a_batch_gives_each_text_its_vector_alone(tiny: ModelReference) -> None:
+def test_padding_is_masked_so_a_batch_gives_each_text_its_vector_alone(tiny_model: ModelReference) -> None:
     encoder = search_encoder.sentence_encoder()
     assert encoder is not None
     batch = encoder.encode([*TEXTS, "a much longer request to list every task due next week"])
@@ -91,7 +70,7 @@ def test_padding_is_masked_so_a_batch_gives_each_text_its_vector_alone(tiny: Mod
 
 
 def test_pooling_is_the_mean_of_the_token_states_truncated_to_the_models_positions(
-    tiny: ModelReference,
+    tiny_model: ModelReference,
 ) -> None:
     encoder = search_encoder.sentence_encoder()
     assert encoder is not None
@@ -102,16 +81,16 @@ def test_pooling_is_the_mean_of_the_token_states_truncated_to_the_models_positio
     assert np.allclose(encoder.encode([long])[0], encoder.encode([cut])[0], atol=1e-6)
 
 
-def test_the_encoder_is_loaded_once_per_model(tiny: ModelReference) -> None:
+def test_the_encoder_is_loaded_once_per_model(tiny_model: ModelReference) -> None:
     assert search_encoder.sentence_encoder() is search_encoder.sentence_encoder()
 
 
 @pytest.mark.parametrize("name", models.LOADED_FILES)
 def test_any_changed_file_is_refused_naming_the_command_to_run(
-    name: str, tiny_dir: Path, tmp_path: Path, record: Path
+    name: str, tiny_model_dir: Path, tmp_path: Path, verified_record: Path
 ) -> None:
-    directory = _copy(tiny_dir, tmp_path / "model")
-    reference = tiny_bert.reference(tiny_dir)
+    directory = _copy(tiny_model_dir, tmp_path / "model")
+    reference = tiny_bert.reference(tiny_model_dir)
     reference = ModelReference(reference.repo_id, reference.revision, reference.files, directory)
     target = directory / name
     if name == "config.json":  # six layers to one is the kind of edit that loads silently
@@ -127,7 +106,7 @@ def test_any_changed_file_is_refused_naming_the_command_to_run(
         search_encoder.sentence_encoder()
 
 
-def test_a_missing_model_is_one_line_naming_the_command(tmp_path: Path, record: Path) -> None:
+def test_a_missing_model_is_one_line_naming_the_command(tmp_path: Path, verified_record: Path) -> None:
     reference = ModelReference(path=tmp_path)  # an empty directory, and nothing in the hub's cache
     with model_in_use(reference):
         encoder, reason = search_encoder.encoder_or_reason()
@@ -136,12 +115,12 @@ def test_a_missing_model_is_one_line_naming_the_command(tmp_path: Path, record: 
 
 
 def test_a_verified_file_is_not_hashed_again_until_it_changes(
-    tiny_dir: Path, tmp_path: Path, record: Path, monkeypatch: pytest.MonkeyPatch
+    tiny_model_dir: Path, tmp_path: Path, verified_record: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    directory = _copy(tiny_dir, tmp_path / "model")
+    directory = _copy(tiny_model_dir, tmp_path / "model")
     reference = tiny_bert.reference(directory)
     models.verified(reference)
-    assert record.is_file()
+    assert verified_record.is_file()
     hashed: list[Path] = []
     real = models.sha256_of
     monkeypatch.setattr(models, "sha256_of", lambda path: hashed.append(path) or real(path))
@@ -156,9 +135,9 @@ def test_a_verified_file_is_not_hashed_again_until_it_changes(
     assert hashed == [weights.resolve()]
 
 
-def test_dense_settings_name_a_model_by_reference(tmp_path: Path, tiny_dir: Path) -> None:
+def test_dense_settings_name_a_model_by_reference(tmp_path: Path, tiny_model_dir: Path) -> None:
     config = tmp_path / "gateway.toml"
-    reference = tiny_bert.reference(tiny_dir)
+    reference = tiny_bert.reference(tiny_model_dir)
     config.write_text(config_for(reference) + 'mode = "on"\n')
     settings = load_settings(config, environ={})
     assert dense_model(settings.search.dense) == reference
@@ -167,9 +146,9 @@ def test_dense_settings_name_a_model_by_reference(tmp_path: Path, tiny_dir: Path
     assert settings.search.dense.mode == "off" and dense_model(settings.search.dense) == reference
     # The short form still reads, and means the default model.
     config.write_text('[search]\ndense = "off"\n')
-    settings = load_settings(config, environ={"GATEWAY_DENSE_MODEL_PATH": str(tiny_dir)})
+    settings = load_settings(config, environ={"GATEWAY_DENSE_MODEL_PATH": str(tiny_model_dir)})
     assert settings.search.dense.mode == "off"
-    assert dense_model(settings.search.dense) == ModelReference(path=tiny_dir)
+    assert dense_model(settings.search.dense) == ModelReference(path=tiny_model_dir)
 
 
 @pytest.mark.parametrize(
@@ -214,12 +193,12 @@ def _gateway(
 
 
 def test_model_pull_downloads_verifies_and_prints_the_hashes_and_a_search_then_finds_it(
-    tiny_dir: Path, tmp_path: Path
+    tiny_model_dir: Path, tmp_path: Path
 ) -> None:
-    reference = tiny_bert.reference(tiny_dir)
+    reference = tiny_bert.reference(tiny_model_dir)
     config = tmp_path / "gateway.toml"
     config.write_text(f'data_dir = "{tmp_path / "data"}"\n' + config_for(reference, path=False))
-    with hub_serving(tiny_dir, reference) as hub:
+    with hub_serving(tiny_model_dir, reference) as hub:
         # A search does not download: the model missing is one line naming the command.
         found = _gateway("discover", "book a meeting", config=config, home=tmp_path, endpoint=hub.url)
         assert found.returncode == 2
@@ -243,11 +222,11 @@ def test_model_pull_downloads_verifies_and_prints_the_hashes_and_a_search_then_f
         assert len(hub.requests) == served  # found in the cache, nothing asked of the hub
 
 
-def test_model_pull_refuses_a_file_the_hub_serves_changed(tiny_dir: Path, tmp_path: Path) -> None:
-    reference = tiny_bert.reference(tiny_dir)
+def test_model_pull_refuses_a_file_the_hub_serves_changed(tiny_model_dir: Path, tmp_path: Path) -> None:
+    reference = tiny_bert.reference(tiny_model_dir)
     config = tmp_path / "gateway.toml"
     config.write_text(config_for(reference, path=False))
-    with hub_serving(tiny_dir, reference, tokenizer_json=b"{}") as hub:
+    with hub_serving(tiny_model_dir, reference, tokenizer_json=b"{}") as hub:
         pulled = _gateway("model", "pull", config=config, home=tmp_path, endpoint=hub.url)
     assert pulled.returncode == 2
     (line,) = pulled.stderr.strip().splitlines()
