@@ -132,6 +132,7 @@ class _Record:
     def save(self) -> None:
         if not self.changed:
             return
+        self.entries = {real: entry for real, entry in self.entries.items() if os.path.exists(real)}
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             write_json_atomic(self.path, self.entries)
