@@ -231,3 +231,10 @@ def test_model_pull_refuses_a_file_the_hub_serves_changed(tiny_model_dir: Path, 
     assert pulled.returncode == 2
     (line,) = pulled.stderr.strip().splitlines()
     assert "tokenizer.json of tests/tiny-bert" in line and "refusing to load it" in line
+
+
+def test_two_threads_give_the_vectors_one_gives(tiny_model: ModelReference) -> None:
+    encoder = search_encoder.sentence_encoder()
+    assert encoder is not None
+    texts = [f"{' '.join(['list'] * n)} my tasks" for n in range(1, 60)] * 3  # many batches
+    assert np.array_equal(encoder.encode(texts, threads=2), encoder.encode(texts, threads=1))
