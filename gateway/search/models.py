@@ -161,10 +161,14 @@ def locate(reference: ModelReference) -> dict[str, Path]:
         local = reference.path / name if reference.path is not None else None
         path = local if local is not None and local.is_file() else _cached(reference, name)
         if path is None:
-            where = f"{reference.path} or " if reference.path is not None else ""
+            where = (
+                f"is in neither {reference.path} nor the Hugging Face cache"
+                if reference.path is not None
+                else "is not in the Hugging Face cache"
+            )
             raise ModelUnavailable(
-                f"the dense layer's model {reference.name} is not on this machine ({name} is in neither "
-                f"{where}the Hugging Face cache): run `{PULL_COMMAND}`"
+                f"the dense layer's model {reference.name} is not on this machine ({name} {where}): "
+                f"run `{PULL_COMMAND}`"
             )
         found[name] = path
     return found
