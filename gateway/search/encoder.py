@@ -14,7 +14,6 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import json
-import logging
 import os
 import threading
 from collections.abc import Mapping, Sequence
@@ -29,7 +28,6 @@ ENCODING_THREADS = min(2, os.cpu_count() or 1)
 """Threads that encode a catalog's texts (a request's text is one batch, encoded on one)."""
 _BATCH_TOKENS = 4096  # tokens of one forward pass (texts x the longest): large products, little padding
 _GELU_BLOCK = 1 << 15  # values GELU works on at a time (128 KB: stays in a core's cache)
-_log = logging.getLogger(__name__)
 
 
 class SentenceEncoder:
@@ -63,7 +61,7 @@ class SentenceEncoder:
         self._layers = [self._layer(n) for n in range(self.layers)]
         # Small matrix products are fastest on one BLAS thread, and a busy machine makes BLAS threads
         # wait on each other (measured once, both cores loaded: a request 19 ms on two threads, 9 on
-        # one); a background encoding on one thread also leaves the other core to the searches.
+        # one); a catalog's batches run on `ENCODING_THREADS` threads of their own instead.
         self._blas = importlib.import_module("threadpoolctl").ThreadpoolController()
         self.tokenizer = tokenizers.Tokenizer.from_file(str(files["tokenizer.json"]))
         self.tokenizer.enable_truncation(

@@ -167,7 +167,12 @@ def test_another_model_without_its_pins_is_a_config_error(tmp_path: Path, table:
 
 
 def _gateway(
-    *args: str, config: Path, home: Path, endpoint: str, check: bool = False
+    *args: str,
+    config: Path,
+    home: Path,
+    endpoint: str,
+    check: bool = False,
+    extra: dict[str, str] | None = None,
 ) -> subprocess.CompletedProcess[str]:
     env = {
         **os.environ,
@@ -182,6 +187,7 @@ def _gateway(
     }
     env.pop("HF_HUB_OFFLINE", None)
     env.pop("HF_HUB_CACHE", None)
+    env.update(extra or {})
     return subprocess.run(
         [sys.executable, "-m", "gateway.cli", *args],
         env=env,
@@ -238,3 +244,17 @@ def test_two_threads_give_the_vectors_one_gives(tiny_model: ModelReference) -> N
     assert encoder is not None
     texts = [f"{' '.join(['list'] * n)} my tasks" for n in range(1, 60)] * 3  # many batches
     assert np.array_equal(encoder.encode(texts, threads=2), encoder.encode(texts, threads=1))
+
+
+def test_model_pull_offline_is_one_line_saying_so(tiny_model_dir: Path, tmp_path: Path) -> None:
+    reference = tiny_bert.reference(tiny_model_dir)
+    config = tmp_path / "gateway.toml"
+    config.write_text(config_for(reference, path=False))
+    with hub_serving(tiny_model_dir, reference) as hub:
+        pulled = _gateway(
+            "model", "pull", config=config, home=tmp_path, endpoint=hub.url, extra={"HF_HUB_OFFLINE": "1"}
+        )
+        assert hub.requests == []  # HF_HUB_OFFLINE honoured
+    assert pulled.returncode == 2
+    (line,) = pulled.stderr.strip().splitlines()
+    assert line.startswith("gateway: could not download config.json of tests/tiny-bert@")
