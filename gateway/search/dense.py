@@ -40,7 +40,7 @@ LOW_QUANTILE = 0.9
 MAX_CACHED_MATRICES = 8
 """Cached vector files kept in a cache directory; the least recently written are removed beyond it."""
 _MAX_CACHED_QUERIES = 64
-_CHUNK = 256  # texts encoded between checks that the index is still wanted
+_CHUNK = 512  # texts encoded between checks that the index is still wanted (two threads share them)
 _BUILDING = threading.Lock()  # one catalog encoded at a time
 _log = logging.getLogger(__name__)
 

@@ -140,14 +140,26 @@ class _Record:
             _log.warning("could not record verified model files in %s: %s", self.path, exc)
 
 
+def hub_cache() -> Path:
+    """The Hugging Face cache directory, found as huggingface_hub finds it (HF_HUB_CACHE, HF_HOME,
+    XDG_CACHE_HOME), without importing it: a search's first load stays cheap."""
+
+    def expand(value: str) -> str:
+        return os.path.expandvars(os.path.expanduser(value))
+
+    home = expand(
+        os.environ.get("HF_HOME")
+        or os.path.join(os.environ.get("XDG_CACHE_HOME") or "~/.cache", "huggingface")
+    )
+    legacy = os.environ.get("HUGGINGFACE_HUB_CACHE") or os.path.join(home, "hub")
+    return Path(expand(os.environ.get("HF_HUB_CACHE") or legacy))
+
+
 def _cached(reference: ModelReference, name: str) -> Path | None:
-    """The file in the Hugging Face cache at the pinned revision, without any network access."""
-    try:
-        from huggingface_hub import try_to_load_from_cache
-    except ImportError:
-        return None
-    found = try_to_load_from_cache(reference.repo_id, name, revision=reference.revision)
-    return Path(found) if isinstance(found, str) else None
+    """The file in the Hugging Face cache at the pinned revision (a commit: no ref to resolve)."""
+    folder = "models--" + reference.repo_id.replace("/", "--")
+    path = hub_cache() / folder / "snapshots" / reference.revision / name
+    return path if path.is_file() else None
 
 
 def locate(reference: ModelReference) -> dict[str, Path]:

@@ -258,3 +258,23 @@ def test_model_pull_offline_is_one_line_saying_so(tiny_model_dir: Path, tmp_path
     assert pulled.returncode == 2
     (line,) = pulled.stderr.strip().splitlines()
     assert line.startswith("gateway: could not download config.json of tests/tiny-bert@")
+
+
+@pytest.mark.parametrize(
+    "variables",
+    [
+        {},
+        {"XDG_CACHE_HOME": "/x/cache"},
+        {"HF_HOME": "~/hf"},
+        {"HF_HOME": "/h", "HF_HUB_CACHE": "/hub/cache"},
+    ],
+)
+def test_the_hub_cache_is_where_huggingface_hub_puts_it(variables: dict[str, str]) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "HUGGINGFACE_", "XDG_CACHE"))}
+    env.update(variables, PYTHONPATH=str(ROOT))
+    code = "from gateway.search.models import hub_cache; from huggingface_hub import constants; "
+    code += "print(hub_cache()); print(constants.HF_HUB_CACHE)"
+    ours, theirs = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True, timeout=60
+    ).stdout.splitlines()
+    assert ours == theirs
