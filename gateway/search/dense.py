@@ -1,7 +1,8 @@
 """The `dense` layer of search: a sentence encoder's similarity blended into the hybrid score.
 
 With the `dense` extra installed and the model pulled (`gateway model pull`), each tool's embedding
-text is also encoded by a sentence encoder (`encoder`, all-MiniLM-L6-v2 by default), and a query's blended score becomes
+text is also encoded by a sentence encoder (`encoder`, all-MiniLM-L6-v2 by default), and a query's
+blended score becomes
 
     (1 - DENSE_WEIGHT) * hybrid / best hybrid + DENSE_WEIGHT * (sim - low) / (high - low)
 
@@ -10,8 +11,9 @@ greatest similarity over the catalog and `low` the `LOW_QUANTILE` of an even sam
 closer than nine in ten of the catalog gain anything (a looser scale cost requests made of several
 asks, whose sentence vector is near many tools at once).
 
-Encoding costs about 30 ms a tool on two cores, so a catalog of more than `DENSE_SYNC_LIMIT` tools
-is encoded in a background thread: searches rank without the layer until its vectors are ready.
+Encoding costs about 45 ms of CPU a tool (on two threads), so a catalog of more than
+`DENSE_SYNC_LIMIT` tools is encoded in the background: searches rank without the layer until its
+vectors are ready.
 The vectors are cached on disk by a hash of the texts and the model, so a restart loads them.
 """
 
