@@ -6,8 +6,8 @@ The texts are an even sample of N (default 512) of the Google API catalog's 13,8
 dense layer encodes them (`embedding_text`). Both encoders run on the same loaded weights of
 all-MiniLM-L6-v2 (its published files: `python -m tests.model_files`, or `gateway model pull`),
 alternately, R rounds each (default 1), best time kept: the baseline is the forward pass as it was
-before (`benchmarks.encoder_baseline`: one thread, batches of 32 texts), the other
-`SentenceEncoder.encode` on T threads (default: `ENCODING_THREADS`). It prints texts a second, the
+before (`benchmarks.encoder_baseline`: one thread, batches of 32 texts), then
+`SentenceEncoder.encode` on one thread and on T threads (default: `ENCODING_THREADS`). It prints texts a second, the
 speed-up, the smallest cosine between the two encoders' vectors of a text, and what the whole
 catalog would take at each speed (scaled by its tokens). The machine's load is printed with the
 figures: the second thread needs a second idle core; the CPU time a text takes (every thread's)
@@ -62,10 +62,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     baseline.__dict__.update(encoder.__dict__)  # the same weights and tokenizer, loaded once
     tokens = sum(len(e.ids) for e in encoder.tokenizer.encode_batch(texts))
     catalog_tokens = sum(len(e.ids) for e in encoder.tokenizer.encode_batch(every))
-    runs: dict[str, list[tuple[float, float]]] = {"before": [], "now": []}
-    for _ in range(args.rounds):  # alternately, so that a change of the machine's load hits both
+    runs: dict[str, list[tuple[float, float]]] = {"before": [], "one": [], "now": []}
+    for _ in range(args.rounds):  # alternately, so that a change of the machine's load hits all
         wall, cpu, old = _timed(lambda: baseline.encode(texts))
         runs["before"].append((wall, cpu))
+        wall, cpu, _ = _timed(lambda: encoder.encode(texts, threads=1))
+        runs["one"].append((wall, cpu))
         wall, cpu, new = _timed(lambda: encoder.encode(texts, threads=args.threads))
         runs["now"].append((wall, cpu))
     cosine = float(np.min(np.sum(old * new, axis=1)))
@@ -75,7 +77,11 @@ def main(argv: Sequence[str] | None = None) -> None:
         f"cores (load average {load}), best of {args.rounds}:"
     )
     best = {name: min(times) for name, times in runs.items()}
-    labels = {"before": "before (one thread, batches of 32)", "now": f"now ({args.threads} threads)"}
+    labels = {
+        "before": "before (one thread, batches of 32)",
+        "one": "now, on one thread",
+        "now": f"now ({args.threads} threads)",
+    }
     for name, (wall, cpu) in best.items():
         whole = wall * catalog_tokens / tokens
         print(
