@@ -54,7 +54,8 @@ def _complete(directory: Path) -> bool:
 
 
 def model_dir() -> Path | None:
-    """The directory of the published files when every one is there (their hashes checked), else None."""
+    """The directory of the published files when every one is there, else None (the encoder checks
+    their hashes when it loads them)."""
     directory = cache_dir()
     return directory if all((directory / name).is_file() for name in LOADED_FILES) else None
 
