@@ -1,9 +1,6 @@
 """The gateway: one chokepoint where every call is resolved, validated, checked, confirmed, run and audited.
 
 resolve (policy) -> parse -> validate -> permission -> confirm -> run -> result
-
-Longer than 400 lines because the host's side of the chokepoint (approve, deny, audited with who
-decided) reads best beside the path it unblocks.
 """
 
 from __future__ import annotations
@@ -15,7 +12,7 @@ import logging
 import math
 import os
 import time
-from collections.abc import Awaitable, Collection, Iterable, Mapping
+from collections.abc import Awaitable, Collection, Mapping
 from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -37,6 +34,7 @@ from .confirmation import (
 from .context import ErrorInfo, PendingConfirmation, Principal, Problem, ToolContext, ToolResult
 from .definition import ToolDefinition
 from .errors import ToolFailed, ToolInputError, UnknownTool
+from .indexes import Indexes
 from .meta_tools import build_meta_catalog
 from .names import closest_names
 from .policy import Policy
@@ -49,7 +47,7 @@ from .rendering import (
     too_large,
     unknown_meta_tool,
 )
-from .search import SearchIndex, dense_available, semantic_available
+from .search import SearchIndex
 from .telemetry import Observation, Telemetry
 from .usage import NO_SESSION, Usage
 
@@ -57,7 +55,6 @@ log = logging.getLogger("gateway")
 T = TypeVar("T")
 
 DEFAULT_TIMEOUT_SECONDS = 60.0
-_MAX_PARTIAL_INDEXES = 8  # indexes of visible sets narrower than the catalog, kept at once
 MAX_PARAMETER_BYTES = 100_000
 
 
@@ -119,7 +116,6 @@ class Gateway:
         dense: bool | None = False,
     ) -> None:
         self.catalog = catalog
-        self.dense = dense
         self.resources: Mapping[type, object] = dict(resources or {})
         self.policy = policy or Policy()
         self.gate = gate or ConfirmationGate()
@@ -127,13 +123,11 @@ class Gateway:
         self.default_timeout = default_timeout
         self.max_parameter_bytes = max_parameter_bytes
         self.search_cache_dir = search_cache_dir
+        self.indexes = Indexes(search_cache_dir, dense)
         self.usage = usage
         self.telemetry = telemetry or Telemetry()
         self.meta = build_meta_catalog(self)
-        self._index: tuple[int, SearchIndex] | None = None
         self._visible: dict[tuple[int, Principal], tuple[ToolDefinition, ...]] = {}
-        # id of a visible tuple -> (that tuple, its names, the index of those tools)
-        self._partial: dict[int, tuple[tuple[ToolDefinition, ...], tuple[str, ...], SearchIndex]] = {}
 
     # -- what a principal may see -------------------------------------------------
 
@@ -156,38 +150,11 @@ class Gateway:
         return d
 
     def index(self, principal: Principal | None = None) -> SearchIndex:
-        """The search index over the tools `principal` may see (None: the whole catalog).
-
-        Every step of ranking sees only those tools: their words, their statistics, whether anything
-        matched and how many did. A principal who sees every tool shares the catalog's index;
-        others get an index of their own visible set, kept for the few sets in use.
-        """
-        if self._index is None or self._index[0] != self.catalog.version:
-            self._index = (self.catalog.version, self._build_index(self.catalog))
-            self._partial.clear()
-        if principal is None:
-            return self._index[1]
-        visible = self.visible(principal)
-        if len(visible) == len(self.catalog):
-            return self._index[1]
-        # `visible` is the same tuple for the same principal and catalog: found by identity first.
-        found = self._partial.pop(id(visible), None)
-        if found is None or found[0] is not visible:
-            names = tuple(d.name for d in visible)
-            same = next((f for f in self._partial.values() if f[1] == names), None)
-            found = (visible, names, same[2] if same is not None else self._build_index(visible))
-        self._partial[id(visible)] = found  # most recently used last
-        while len(self._partial) > _MAX_PARTIAL_INDEXES:
-            del self._partial[next(iter(self._partial))]
-        return found[2]
-
-    def _build_index(self, tools: Iterable[ToolDefinition]) -> SearchIndex:
-        if self.dense is None:  # the first search decides: without a search, no model is loaded
-            self.dense = semantic_available() and dense_available()
-        if self.search_cache_dir is False:
-            return SearchIndex(tools, dense=self.dense)
-        # A large catalog's index comes from the disk cache when its text is unchanged.
-        return SearchIndex.load_or_build(tools, self.search_cache_dir, dense=self.dense)
+        """The search index over the tools `principal` may see (None: the whole catalog)."""
+        whole = self.indexes.whole(self.catalog, self.catalog.version)
+        if principal is None or len(visible := self.visible(principal)) == len(self.catalog):
+            return whole
+        return self.indexes.narrower(visible)
 
     def unknown_tool(self, name: str, principal: Principal) -> UnknownTool:
         names = [d.name for d in self.visible(principal)]
