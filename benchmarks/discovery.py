@@ -42,6 +42,7 @@ from .baseline import Bm25s
 from .datasets import Dataset, baseline_text, load, load_openapi, read_jsonl, require
 from .history import plot_growth, split, usage_from
 from .metrics import aggregate, gold_groups
+from .models import use_published_model
 
 COLUMNS = ("R@1", "R@5", "N@5", "H@5")
 
@@ -173,6 +174,7 @@ def _openapi_dataset(root: Path, option: str) -> Dataset:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
+    use_published_model()
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from .config import path_problem
+from .context import PendingConfirmation
 from .errors import UserError
 from .files import private_dir
 
@@ -110,7 +111,7 @@ class AuditRecord:
     error_code: str | None = None
     params: Mapping[str, Any] | None = None
     agent: str | None = None
-    decided_by: str | None = None
+    decided_by: Mapping[str, str | None] | None = None  # {"channel": ..., "operator": ...}
 
 
 class AuditSink(Protocol):
@@ -146,7 +147,7 @@ class JsonlAuditLog:
 
     def write(self, record: AuditRecord) -> None:
         data = asdict(record)
-        if data["decided_by"] is None:  # only host decisions carry it
+        if data["decided_by"] is None:  # only decisions carry it
             del data["decided_by"]
         line = json.dumps(data, ensure_ascii=False, default=str, separators=(",", ":")) + "\n"
         os.write(self._fd, line.encode())
@@ -193,7 +194,7 @@ class Auditor:
         error_code: str | None = None,
         params: Mapping[str, Any] | None = None,
         agent: str | None = None,
-        decided_by: str | None = None,
+        decided_by: Mapping[str, str | None] | None = None,
     ) -> None:
         if self.sink is None:
             return
@@ -211,6 +212,21 @@ class Auditor:
                 agent=agent,
                 decided_by=decided_by,
             )
+        )
+
+    def decided(
+        self, pending: PendingConfirmation, outcome: Outcome, decided_by: Mapping[str, str | None]
+    ) -> None:
+        """A host-side decision on a pending call: `call_id` is the pending id."""
+        self.log(
+            principal=pending.principal,
+            session=pending.session or "host",
+            call_id=pending.pending_id,
+            tool=pending.tool,
+            outcome=outcome,
+            params=pending.parameters,
+            agent=pending.agent,
+            decided_by=decided_by,
         )
 
 

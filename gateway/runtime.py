@@ -18,6 +18,9 @@ from .context import Principal
 from .engine import Gateway
 from .files import keep_private, sqlite_files
 from .policy import Policy, Rule
+from .search.encoder import use_model
+from .search.models import DEFAULT_MODEL, ModelReference
+from .settings import DenseSettings
 from .stores import close_store, open_store
 from .telemetry.setup import open_telemetry
 from .toolset import ProviderOptions, load_provider
@@ -85,6 +88,16 @@ def _private_files(settings: Settings) -> list[Path]:
     return files
 
 
+def dense_model(settings: DenseSettings) -> ModelReference:
+    """The sentence encoder `[search.dense]` names: the default one (its hashes pinned in code) unless
+    another model, its revision and its files' hashes are given; `path` is looked at first."""
+    if settings.model is None:
+        files = settings.files or DEFAULT_MODEL.files
+        return ModelReference(DEFAULT_MODEL.repo_id, DEFAULT_MODEL.revision, dict(files), settings.path)
+    assert settings.revision is not None  # the settings require it with a model
+    return ModelReference(settings.model, settings.revision, dict(settings.files), settings.path)
+
+
 @contextmanager
 def open_gateway(
     settings: Settings,
@@ -100,6 +113,7 @@ def open_gateway(
     keep_private(settings.data_dir, files=_private_files(settings))
     catalog = Catalog()
     policy = policy_from(settings)
+    use_model(dense_model(settings.search.dense))
     options = ProviderOptions(
         data_dir=settings.data_dir,
         timezone=settings.timezone,
@@ -150,6 +164,8 @@ def open_gateway(
             ttl_seconds=settings.confirmation.ttl_seconds,
             store=store,
             secret=secret.get_secret_value().encode() if secret else None,
+            approvers=settings.confirmation.approvers,
+            max_preview_bytes=settings.confirmation.max_preview_bytes,
         )
         usage = open_usage(settings)
         if usage is not None:
@@ -166,7 +182,7 @@ def open_gateway(
             audit=audit,
             usage=usage,
             telemetry=telemetry,
-            dense={"auto": None, "on": True, "off": False}[settings.search.dense],
+            dense={"auto": None, "on": True, "off": False}[settings.search.dense.mode],
         )
     finally:
         for close in reversed(closers):

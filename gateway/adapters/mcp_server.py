@@ -11,8 +11,11 @@ elicitation when the client can show one, in the way the negotiated protocol all
 - earlier versions: an `elicitation/create` request on the call's own channel, when the
   transport has one (stdio does; stateless HTTP does not).
 
-A client that cannot be asked gets the confirmation gate's own answer (a pending id in "host"
-and "model" modes, a refusal in "deny" mode). The model never answers an elicitation.
+Elicitation is offered only when `[confirmation] approvers` lists "elicitation" (not by default:
+the client that made the call would answer its own question). A client that cannot or may not be
+asked gets the confirmation gate's own answer (a pending id in "host" and "model" modes, a refusal
+in "deny" mode), and the call waits for the console or `gateway approve ID`. The model never
+answers an elicitation.
 
 Over HTTP the server is stateless per request: replicas behind a load balancer need only the
 same confirmation store and secret. Bearer tokens, when configured, map to principals.
@@ -44,6 +47,7 @@ from mcp.server.stdio import stdio_server
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from ..config import APP_NAME, Settings
+from ..confirmation import DecidedBy
 from ..context import PendingConfirmation, Principal, ToolContext, ToolResult
 from ..engine import Gateway
 from ..errors import UserError
@@ -72,7 +76,6 @@ _CONFIRM_SCHEMA: dict[str, Any] = {
     },
     "required": ["approve"],
 }
-_MAX_QUESTION = 600
 
 
 class TokenVerifier:
@@ -180,12 +183,15 @@ class _Handlers:
             # The state is sealed and bound to these arguments and caller; checked again all the same.
             if record is not None and record.pending.principal == context.principal.id:
                 context = ToolContext(principal=context.principal, session_id=session, call_id=call_id)
+                if not self.gw.gate.allows("elicitation"):  # no longer asked: redeem what others decided
+                    arguments = {**arguments, "confirmation": record.pending.pending_id}
+                    return _result(await self.gw.call("invoke_tool", arguments, context))
                 if not isinstance(answer, types.ElicitResult):  # retried without an answer: ask again
                     return _input_required(record.pending, call_id)
                 return _result(await self._decide(record.pending.pending_id, answer, arguments, context))
         result = await self.gw.call(params.name, arguments, context)
         pending = result.pending
-        if result.status != "confirmation_required" or pending is None or not _can_elicit(ctx):
+        if result.status != "confirmation_required" or pending is None or not self._may_elicit(ctx):
             return _result(result)
         if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
             return _input_required(pending, context.call_id)
@@ -201,15 +207,21 @@ class _Handlers:
             return _result(result)
         return _result(await self._decide(pending.pending_id, answer, arguments, context))
 
+    def _may_elicit(self, ctx: ServerRequestContext[Any]) -> bool:
+        # Allowed by the operator, and the client can show a form.
+        return self.gw.gate.allows("elicitation") and _can_elicit(ctx)
+
     async def _decide(
         self, pending_id: str, answer: types.ElicitResult, arguments: dict[str, Any], context: ToolContext
     ) -> ToolResult:
         """Record the human's answer, then redeem the confirmation: the gate runs or refuses the call."""
         content = answer.content or {}
+        # The client's user answered; the audit log says so, and as whom the client is signed in.
+        decided_by = DecidedBy("elicitation", context.principal.id)
         if answer.action == "accept" and content.get("approve") is True:
-            self.gw.approve(pending_id)
+            self.gw.approve(pending_id, decided_by=decided_by)
         else:
-            self.gw.deny(pending_id)
+            self.gw.deny(pending_id, decided_by=decided_by)
         return await self.gw.call("invoke_tool", {**arguments, "confirmation": pending_id}, context)
 
 
@@ -236,7 +248,8 @@ def _can_elicit(ctx: ServerRequestContext[Any]) -> bool:
 
 
 def _question(pending: PendingConfirmation) -> str:
-    return safe_text(f"Approve this action? {pending.preview}", _MAX_QUESTION)
+    # In full: the preview is escaped already, and a call whose preview is too long was refused.
+    return f"Approve this action? {pending.preview}"
 
 
 def _input_required(pending: PendingConfirmation, call_id: str) -> types.InputRequiredResult:

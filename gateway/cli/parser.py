@@ -10,7 +10,7 @@ import argparse
 from importlib.metadata import PackageNotFoundError, version
 
 from ..config import Settings, load_settings
-from . import chat, console, openapi, usage
+from . import chat, console, model, openapi, usage
 from .commands import FORMATS
 
 
@@ -117,6 +117,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     chat.add_arguments(
         sub.add_parser("chat", parents=[common], help="chat with an agent that uses the gateway")
+    )
+    model.add_arguments(
+        sub.add_parser(
+            "model", parents=[common], help="the dense layer's model: gateway model pull (downloads), check"
+        )
     )
     openapi.add_arguments(
         sub.add_parser(
