@@ -2,7 +2,8 @@
 
 "set up a cluster" asks to create one, "shut down the server" to stop it, and "remove the event" is a
 delete whatever the tools call it: the index looks for those actions' concept tokens beside the
-request's own words. Pure Python, no dependency.
+request's own words. What the request asks for as a whole (`asked`: an order's first verb, a
+question's lookup) raises the tools with that action in `ranking`. Pure Python, no dependency.
 """
 
 from __future__ import annotations
