@@ -17,7 +17,8 @@ from .verbs import analyse
 
 ACTION_AGREEMENT = 0.5
 """A tool whose action is one the request asks for (its verbs name it, or a question looks something
-up) scores this much more (x1.5): the words that say what to do outweigh those that merely match."""
+up) scores this much more (x1.5): the words that say what to do outweigh those that merely match.
+Only in an index where some tool has example requests (`SearchIndex`)."""
 
 MAX_QUERY_CHARS = 4096
 """Longer queries are cut here: no request for a tool needs more, and a hostile one costs no more."""
@@ -34,6 +35,7 @@ class Ranking:
     _category: list[str]
     _action: list[str]
     _example_verbs: dict[str, str]
+    _agreeing: bool
     _weights: list[float] | None
     _codes: dict[str, tuple[dict[str, int], Any]]
     _np: Any
@@ -158,7 +160,9 @@ class Ranking:
 
     def _agreement(self, query: str) -> dict[str, float]:
         """Per action, how much a tool with that action is raised for `query` (what its verbs ask)."""
-        _, _, asked, opener = analyse(query[:MAX_QUERY_CHARS])
+        if not self._agreeing:
+            return {}
+        _, _, asked, opener, _ = analyse(query[:MAX_QUERY_CHARS])
         learned = self._example_verbs.get(opener) if opener else None
         return dict.fromkeys((*asked, learned) if learned else asked, 1.0 + ACTION_AGREEMENT)
 

@@ -170,13 +170,22 @@ def query_actions(raw: Sequence[str]) -> list[str]:
     """The actions a request's verbs map onto: 'remove' -> delete, 'look up' -> search.
 
     A word right after a determiner or a possessive is a noun ("add a task to my list", "the
-    update"), not a verb; an order's first word is its verb ("email bob the slides"). In a question
-    ("can I ...", "did Sam ..."), the verb after the auxiliary is the question's, not an order.
+    update"), not a verb. In a question ("can I ...", "did Sam ..."), the verb after the auxiliary
+    is the question's, not an order.
     """
     raw = [w for w in raw if w not in ("s", "t")]  # "what's on" -> what, on
     if raw and raw[0] in _QUESTION_WORDS:
-        return _found(raw[1:] if raw[0] in _AUXILIARIES else raw, first=False)
-    return _found(raw, first=True)
+        return _found(raw[1:] if raw[0] in _AUXILIARIES else raw)
+    return _found(raw)
+
+
+def order_verb(raw: Sequence[str]) -> str | None:
+    """The action of an order's first word when it is a verb as often a noun: an order opens with its
+    verb ("email bob the slides", "mark it read"), unless a preposition follows ("email from Sam")."""
+    raw = [w for w in raw if w not in ("s", "t")]
+    if not raw or raw[0] not in _AMBIGUOUS_VERBS or (len(raw) > 1 and raw[1] in _NOUN_NEXT):
+        return None
+    return normalize_action(raw[0])
 
 
 def asked(raw: Sequence[str]) -> tuple[str, ...]:
@@ -198,7 +207,7 @@ def asked(raw: Sequence[str]) -> tuple[str, ...]:
     return () if action is None else (action,)
 
 
-def _found(raw: Sequence[str], *, first: bool) -> list[str]:
+def _found(raw: Sequence[str]) -> list[str]:
     found: list[str] = []
     for i, word in enumerate(raw):
         action = _PHRASES.get((word, raw[i + 1])) if i + 1 < len(raw) else None
@@ -206,9 +215,6 @@ def _found(raw: Sequence[str], *, first: bool) -> list[str]:
             continue
         if action is None:
             action = _action_of(word)
-        if action is None and first and i == 0 and not (len(raw) > 1 and raw[1] in _NOUN_NEXT):
-            # An order opens with its verb: "email bob the slides", "move my 3pm", "mark it read".
-            action = normalize_action(word)
         if action is not None and action not in found:
             found.append(action)
     return found
@@ -240,10 +246,10 @@ def example_verbs(tools: Iterable[ToolDefinition]) -> dict[str, str]:
 @lru_cache(maxsize=256)
 def analyse(
     request: str,
-) -> tuple[tuple[tuple[str, str, int], ...], tuple[str, ...], tuple[str, ...], str]:
+) -> tuple[tuple[tuple[str, str, int], ...], tuple[str, ...], tuple[str, ...], str, str | None]:
     """A request's distinct words without stop words (word, stem, occurrences), phrasal verbs read as
-    the word they mean, the actions its verbs name, those the whole request asks for (`asked`) and
-    its `opener`: what any index makes of it before its own
+    the word they mean, the actions its verbs name, those the whole request asks for (`asked`), its
+    `opener` and its `order_verb`: what any index makes of it before its own
     vocabulary. Remembered for the last requests: a discover with learning analyses one request for
     the catalog's index and the learned one."""
     raw = phrasal(words(request))
@@ -253,4 +259,5 @@ def analyse(
         tuple(query_actions(raw)),
         asked(raw),
         opener(raw),
+        order_verb(raw),
     )

@@ -7,7 +7,7 @@ import pytest
 from gateway import NoParams, ToolDefinition
 from gateway.search import SearchIndex, numpy_available
 from gateway.search.text import words
-from gateway.search.verbs import asked, example_verbs, phrasal, query_actions
+from gateway.search.verbs import asked, example_verbs, order_verb, phrasal, query_actions
 
 SCORERS = [
     pytest.param(False, id="python"),
@@ -71,9 +71,10 @@ def test_a_request_asks_for_its_first_verbs_action_or_a_questions_lookup(
     assert asked(phrasal(words(request_text))) == actions
 
 
-def test_an_order_opening_with_a_noun_like_verb_still_names_its_action_for_matching() -> None:
-    assert query_actions(words("email bob the slides")) == ["send"]
-    assert query_actions(words("email from bob about the slides")) == []
+def test_an_order_opening_with_a_noun_like_verb_names_its_action() -> None:
+    assert order_verb(words("email bob the slides")) == "send"
+    assert order_verb(words("email from bob about the slides")) is None
+    assert query_actions(words("email bob the slides")) == []  # read in a catalog with examples only
 
 
 def test_a_question_asks_to_look_something_up_not_to_create_what_it_mentions(index: SearchIndex) -> None:
@@ -93,3 +94,18 @@ def test_a_catalog_teaches_the_verbs_its_examples_open_with() -> None:
 def test_a_verb_learned_from_the_examples_raises_the_tools_that_do_that(index: SearchIndex) -> None:
     # "throw" opens a task-deleting example: in this catalog it asks to delete, an email too.
     assert _first(index, "throw the email message") == "mail_trash"
+
+
+@pytest.mark.parametrize("vectorized", [s.values[0] for s in SCORERS])
+def test_the_agreement_stands_aside_in_a_catalog_without_example_requests(vectorized: bool) -> None:
+    # Measured on the datasets, whose tools have no example requests, it lowered the first answer.
+    if vectorized and not numpy_available():
+        pytest.skip("numpy is not installed")
+    bare = [_tool(d.name, d.action, d.description) for d in TOOLS]
+    for tools, factor in ((bare, 1.0), (TOOLS, 1.5)):
+        index = SearchIndex(tools, semantic=False, vectorized=vectorized)
+        (tool, score), *_ = index.search("remove the email message", limit=1)
+        assert tool.name == "mail_trash"
+        assert score == pytest.approx(
+            factor * index.explain("remove the email message", ["mail_trash"])["mail_trash"][0]
+        )
