@@ -68,7 +68,7 @@ def open_usage(settings: Settings) -> Usage | None:
     except (OSError, sqlite3.Error) as exc:
         log.warning("learning from use is off: cannot open %s (%s)", settings.usage_path, exc)
         return None
-    return Usage(store)
+    return Usage(store, min_principals=config.min_principals)
 
 
 @contextmanager

@@ -19,7 +19,8 @@ from typing import Any
 from ..definition import NoParams, ToolDefinition
 from ..search import SearchIndex, tokenize
 from ..search.semantic import embedder
-from .store import Evidence
+from ..search.verbs import analyse
+from .store import IMPORT_PRINCIPAL, Evidence
 
 NEIGHBOURS = 30
 """How many past queries vote on one request."""
@@ -27,28 +28,63 @@ SIMILARITY_FLOOR = 0.3
 """Below this cosine two requests are unrelated (the embeddings of unrelated requests land around it)."""
 
 
+_Owner = tuple[float, Mapping[str, float]]
+
+
 def _nothing(params: NoParams) -> None:
     return None
 
 
+def _owner(e: Evidence, min_principals: int) -> _Owner:
+    """(the pair's weight for everyone, its weight for each principal that taught it alone).
+
+    Each principal counts at most 1 (its capped, decayed count); for everyone the pair weighs the
+    sum over principals divided by `min_principals`, and nothing until `min_principals` distinct
+    principals taught it; the operator's import counts as `min_principals` of them.
+    """
+    by = dict(e.by) if e.by else {"": e.weight}
+    each = {who: min(1.0, w) for who, w in by.items()}
+    imported = each.pop(IMPORT_PRINCIPAL, 0.0)
+    independent = len(each) >= min_principals or imported > 0.0
+    public = min(1.0, imported + sum(each.values()) / min_principals) if independent else 0.0
+    return public, ({} if public >= 1.0 else each)
+
+
 class LearnedIndex:
-    """The evidence of a store snapshot for `tools` (a principal's visible tools; others are ignored)."""
+    """The evidence of a store snapshot for `tools` (a principal's visible tools; others are ignored).
+
+    Args:
+        evidence: the store's pairs, weighed, with who taught them.
+        tools: the tools that may receive a vote.
+        semantic: judge closeness by embeddings (None: when installed).
+        min_principals: distinct principals a pair needs before it counts for anyone else than
+            them; an imported pair (the operator's) counts for everyone at once.
+    """
 
     def __init__(
-        self, evidence: Sequence[Evidence], tools: Iterable[ToolDefinition], *, semantic: bool | None = None
+        self,
+        evidence: Sequence[Evidence],
+        tools: Iterable[ToolDefinition],
+        *,
+        semantic: bool | None = None,
+        min_principals: int = 1,
     ) -> None:
         self._tools = {d.name: d for d in tools}
-        owners: dict[str, dict[str, float]] = {}
+        owners: dict[str, dict[str, _Owner]] = {}
         for e in evidence:
             d = self._tools.get(e.tool)
             if d is not None:  # the tool's own name: one string for all its pairs, not one per row
-                owners.setdefault(e.query, {})[d.name] = min(1.0, e.weight)
-        self._owners: list[tuple[tuple[str, float], ...]] = []  # by past query: (tool, weight) pairs
+                owners.setdefault(e.query, {})[d.name] = _owner(e, min_principals)
+        self._owners: list[tuple[tuple[str, float, Mapping[str, float]], ...]] = []  # by past query
+        self._public: list[bool] = []  # whether a past query votes for anyone at all
         self._words: list[frozenset[str]] = []
+        self._actions: list[frozenset[str]] = []  # the actions each past query asked
         documents = []
         for i, (query, tools_of) in enumerate(sorted(owners.items())):
-            self._owners.append(tuple(tools_of.items()))
+            self._owners.append(tuple((t, public, own) for t, (public, own) in tools_of.items()))
+            self._public.append(any(public > 0.0 for public, _ in tools_of.values()))
             self._words.append(frozenset(tokenize(query)))
+            self._actions.append(frozenset(analyse(query)[1]))
             documents.append(
                 ToolDefinition(
                     name=f"q{i:08d}",
@@ -61,7 +97,7 @@ class LearnedIndex:
                     read_only=True,
                 )
             )
-        self.tools = frozenset(t for tools_of in self._owners for t, _ in tools_of)
+        self.tools = frozenset(t for tools_of in self._owners for t, _, _ in tools_of)
         # The documents are named in their order, so an index position is a past query's number.
         self._index = SearchIndex(documents, semantic=False) if documents else None
         if self._index is not None:
@@ -86,23 +122,39 @@ class LearnedIndex:
         self,
         query: str,
         *,
+        principal: str | None = None,
         categories: Collection[str] | None = None,
         actions: Collection[str] | None = None,
     ) -> Mapping[str, float]:
-        """Tool name -> vote in (0, 1]: how strongly earlier requests like this one ended in it."""
+        """Tool name -> vote in (0, 1]: how strongly earlier requests like this one ended in it, for
+        `principal` (its own pairs count at once; others' once enough principals taught them)."""
         if self._index is None:
             return {}
-        neighbours = self._index.positions(query, limit=NEIGHBOURS)
+        # Past queries that vote for nobody here (another principal's, not yet independent) are
+        # skipped, so they cannot crowd the neighbours out.
+        neighbours = [
+            i
+            for i in self._index.positions(query, limit=2 * NEIGHBOURS)
+            if self._public[i] or any(principal in own for _, _, own in self._owners[i])
+        ][:NEIGHBOURS]
         if not neighbours:  # no past request shares a word with this one
             return {}
+        asked = frozenset(analyse(query)[1])
         votes: dict[str, float] = {}
-        get, owners = votes.get, self._owners
+        get, owners, known = votes.get, self._owners, self._tools
         for i, close in zip(neighbours, self._closeness(query, neighbours), strict=True):
-            if close > 0.0:
-                for tool, weight in owners[i]:
+            if close <= 0.0:
+                continue
+            other = self._actions[i] - asked if asked else frozenset()
+            for tool, public, own in owners[i]:
+                # A past request that asked another action ("delete ...", this one "create ...")
+                # says nothing for the tools of its action.
+                if other and known[tool].action in other:
+                    continue
+                weight = max(public, own.get(principal, 0.0)) if principal is not None else public
+                if weight > 0.0:
                     votes[tool] = get(tool, 0.0) + close * weight
         if categories or actions:
-            known = self._tools
             votes = {
                 tool: vote
                 for tool, vote in votes.items()
