@@ -25,8 +25,13 @@ from .search.verbs import analyse
 
 MAX_DISCOVER_LIMIT = 50
 VOTE_WEIGHT = 2.0
-"""A learned vote of 1 adds twice the page's best text score: a request made before finds where it
+"""A learned vote of 1 adds twice the page's best text score: requests made before find where they
 ended, whatever the tools' text says; a weak vote only reorders near neighbours."""
+LEAD_MARGIN = 1.0
+"""The text's first keeps first place unless a voted tool's blended score passes its own by this
+much (the text's best score): a vote takes first place from the words' best match only when it is
+strong and the words are not clearly for that match (one past request, at most half a vote, never
+does)."""
 
 _LEAD_DEPTH = 50
 """How deep a ranking is read for a tool that may lead, when its best ones all need a confirmation."""
@@ -207,6 +212,7 @@ def _blend(
         actions=actions,
         limit=depth,
         boosts={name: VOTE_WEIGHT * vote for name, vote in learned.items()},
+        hold=LEAD_MARGIN,
     )
     return [d for d, _ in found], total
 

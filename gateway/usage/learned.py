@@ -24,6 +24,8 @@ from .store import IMPORT_PRINCIPAL, Evidence
 
 NEIGHBOURS = 30
 """How many past queries vote on one request."""
+ONE_REQUEST = 0.5
+"""The most one past request adds to a tool's vote: a vote of 1 takes at least two close ones."""
 SIMILARITY_FLOOR = 0.3
 """Below this cosine two requests are unrelated (the embeddings of unrelated requests land around it)."""
 
@@ -153,7 +155,7 @@ class LearnedIndex:
                     continue
                 weight = max(public, own.get(principal, 0.0)) if principal is not None else public
                 if weight > 0.0:
-                    votes[tool] = get(tool, 0.0) + close * weight
+                    votes[tool] = get(tool, 0.0) + min(ONE_REQUEST, close * weight)
         if categories or actions:
             votes = {
                 tool: vote

@@ -201,9 +201,9 @@ def test_a_changed_store_is_indexed_in_the_background_while_searches_use_the_las
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     usage = learning()
-    usage.import_lines([json.dumps({"query": "settle my bill", "tools": ["notes_archive"]})])
+    usage.import_lines([json.dumps({"query": "landlord stuff", "tools": ["notes_archive"]})])
     gw = Gateway(Catalog(TOOLS), usage=usage, search_cache_dir=False)
-    before = gw.discover(ANA, query="settle my bill")  # the first snapshot and its index: built now
+    before = gw.discover(ANA, query="landlord stuff")  # the first snapshot and its index: built now
     assert before["tools"][0]["name"] == "notes_archive"
     builders: list[threading.Thread] = []
     release = threading.Event()
@@ -215,8 +215,8 @@ def test_a_changed_store_is_indexed_in_the_background_while_searches_use_the_las
         return LearnedIndex(*args, **kwargs)
 
     monkeypatch.setattr(learning_module, "LearnedIndex", building)
-    usage.import_lines([json.dumps({"query": "settle my bill", "tools": ["notes_delete"]})])
-    assert gw.discover(ANA, query="settle my bill") == before  # the build has not finished
+    usage.import_lines([json.dumps({"query": "landlord stuff", "tools": ["notes_delete"]})])
+    assert gw.discover(ANA, query="landlord stuff") == before  # the build has not finished
     release.set()
     usage.close()  # waits for the build
     assert builders and threading.main_thread() not in builders

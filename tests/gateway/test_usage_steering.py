@@ -14,6 +14,7 @@ from gateway.cli import main
 from gateway.usage import SqliteUsageStore, Usage
 
 from .sample_tools import ALL_TOOLS
+from .test_discovery_visibility import VISIBLE
 
 WORDS = "landlord stuff"  # words no sample tool's text uses
 ANA, BOB = Principal("ana"), Principal("bob")
@@ -144,3 +145,18 @@ def test_a_tool_that_deletes_is_first_only_when_the_request_asks_to_delete() -> 
     learned = Gateway(Catalog(tools), usage=usage, search_cache_dir=False)
     assert _discover(learned, ANA, "my old junk")[0] == "files_disk_usage"
     assert _discover(learned, ANA, "remove my old junk")[0] == "files_purge_old"
+
+
+def test_one_past_request_never_takes_first_place_from_the_words_clear_match_and_more_evidence_does() -> None:
+    def first_tools(*past: str) -> list[str]:
+        usage = Usage(SqliteUsageStore(), check_seconds=0.0, semantic=False)
+        usage.import_lines(json.dumps({"query": q, "tools": ["notes_archive"]}) for q in past)
+        gw = Gateway(Catalog([*ALL_TOOLS, *VISIBLE]), usage=usage, search_cache_dir=False)
+        return _discover(gw, ANA, "settle my bill")[:2]
+
+    # The words ask to pay an invoice; one request that ended in an archive moves that tool up, not first.
+    assert first_tools("settle my bill") == ["billing_pay_invoice", "notes_archive"]
+    assert first_tools("settle my bill", "settle the bill", "settle my bills now") == [
+        "notes_archive",
+        "billing_pay_invoice",
+    ]
