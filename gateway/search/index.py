@@ -333,7 +333,7 @@ class SearchIndex(Ranking):
         ids, scores, total, probed = self._rank(
             query, deeper, list(boost), allowed=allowed, categories=categories, actions=actions
         )
-        ranked, blended, total = blend_boosts(ids[:deeper], scores[:deeper], total, probed, boost, hold)
+        ranked, blended, total = blend_boosts(ids[:deeper], scores[:deeper], total, probed, boost, hold=hold)
         hits = zip(ranked[offset:depth], blended[offset:depth], strict=True)
         return [(self._tools[i], s) for i, s in hits], total
 

@@ -265,6 +265,7 @@ def blend_boosts(
     total: int,
     probed: dict[int, tuple[float, bool]],
     boost: dict[int, float],
+    *,
     hold: float = 0.0,
 ) -> tuple[list[int], list[float], int]:
     """Candidates (a page's and the probed boosted tools) ranked by their score divided by the best
