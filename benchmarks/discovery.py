@@ -124,16 +124,19 @@ def _engines(data: Dataset, history: Sequence[dict[str, Any]], *, growth: bool) 
     else:
         print("the 'search' extra is not installed: hybrid engine skipped", file=sys.stderr)
     if history:
-        rows = [(False, 1.0)] + [(semantic, share) for share in ((0.01, 0.1, 1.0) if growth else (1.0,))]
-        for hybrid, share in rows:
+        rows = [(False, False, 1.0)]
+        rows += [(semantic, False, share) for share in ((0.01, 0.1, 1.0) if growth else (1.0,))]
+        if semantic and dense_available():
+            rows.append((True, True, 1.0))
+        for hybrid, dense, share in rows:
             part = history[: max(1, round(len(history) * share))]
-            kind = "hybrid" if hybrid else "lexical"
+            kind = "hybrid + dense" if dense else "hybrid" if hybrid else "lexical"
             label = f"ours, {kind}, with {share:.0%} of the history ({len(part)} queries)"
             engines.append(
                 (
                     label,
-                    lambda part=part, hybrid=hybrid: ours(
-                        data, hybrid, usage_from(data, part, semantic=hybrid)[0]
+                    lambda part=part, hybrid=hybrid, dense=dense: ours(
+                        data, hybrid, usage_from(data, part, semantic=hybrid)[0], dense=dense
                     ),
                 )
             )
@@ -237,13 +240,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     engines = _engines(data, history, growth=args.growth)
     our_rankings: list[list[str]] = []
     results: list[tuple[str, dict[str, float], list[float]]] = []
-    zero_shot: dict[str, list[list[str]]] = {}  # by kind (lexical, hybrid): the rankings without history
+    zero_shot: dict[str, list[list[str]]] = {}  # by kind (lexical, hybrid, hybrid + dense): without history
     harmed: dict[str, int] = {}
     for label, factory in engines:
         rankings, latencies = _run(label, factory(), queries)
         results.append((label, aggregate(rankings, queries), latencies))
-        kind = "hybrid" if label.startswith("ours, hybrid") else "lexical"
-        if label in ("ours, lexical (default install)", "ours, hybrid ('search' extra)"):
+        kind = label.split(",")[1].split("(")[0].strip() if label.startswith("ours") else ""
+        if label.startswith("ours") and " of the history " not in label:
             zero_shot[kind] = rankings
         elif " of the history " in label:
             harmed[label] = top1_harmed(zero_shot[kind], rankings, queries)
