@@ -160,3 +160,10 @@ def test_one_past_request_never_takes_first_place_from_the_words_clear_match_and
         "notes_archive",
         "billing_pay_invoice",
     ]
+
+
+def test_a_past_request_credited_to_several_tools_votes_for_each() -> None:
+    usage = Usage(SqliteUsageStore(), check_seconds=0.0)
+    usage.import_lines([json.dumps({"query": WORDS, "tools": ["notes_create", "notes_archive"]})])
+    gw = Gateway(Catalog(ALL_TOOLS), usage=usage, search_cache_dir=False)
+    assert sorted(_discover(gw, ANA, WORDS)) == ["notes_archive", "notes_create"]
