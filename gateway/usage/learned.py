@@ -2,12 +2,14 @@
 
 Every distinct past query is a small document in a lexical index (the catalog's own engine,
 `gateway.search`: stems, typos, verbs), which finds a request's `NEIGHBOURS` nearest past queries
-cheaply, by their words (`SearchIndex.positions`). Each votes for its tools with its closeness to
-the request times the pair's weight (capped at 1; it decays with age); a tool's vote is the sum,
-capped at 1. Closeness is absolute, never relative to the best neighbour, so a request that shares
-one common word with the history gets a small vote, not a strong one: with the semantic layer, the
-cosine of the two requests' embeddings above `SIMILARITY_FLOOR`, rescaled to (0, 1]; without it, the
-overlap of their stems weighted by rarity (a weighted Jaccard), to the power 1.5.
+cheaply, by their words (`SearchIndex.positions`). Each votes for each of its tools with its
+closeness to the request times the pair's weight for the caller (`_owner`), at most `ONE_REQUEST`;
+a tool's vote is the sum, capped at 1. Closeness is absolute, never relative to the best neighbour,
+so a request that shares one common word with the history gets a small vote, not a strong one: the
+overlap of their stems weighted by rarity (a weighted Jaccard), to the power 1.5, and with the
+semantic layer no more than the cosine of the two requests' embeddings above `SIMILARITY_FLOOR`,
+rescaled to (0, 1]. A past request that asked another action than the request gives no vote to the
+tools of its action.
 """
 
 from __future__ import annotations
@@ -109,7 +111,7 @@ class LearnedIndex:
         if self._embedder is not None:
             self._vectors = self._embedder.encode([d.description for d in documents])
         self._rarity: dict[str, float] = {}
-        if documents and self._embedder is None:
+        if documents:
             frequency: dict[str, int] = {}
             for words in self._words:
                 for word in words:
@@ -166,14 +168,9 @@ class LearnedIndex:
         return {tool: min(1.0, vote) for tool, vote in votes.items() if vote > 0.0}
 
     def _closeness(self, query: str, neighbours: list[int]) -> list[float]:
-        """How close each neighbour (a past query's number) is to `query`, in [0, 1]."""
-        if self._embedder is not None:
-            np = self._embedder.np
-            cosines = (self._vectors[neighbours] @ self._embedder.encode_query(query)).astype(np.float64)
-            closeness: list[float] = np.maximum(
-                (cosines - SIMILARITY_FLOOR) / (1.0 - SIMILARITY_FLOOR), 0.0
-            ).tolist()
-            return closeness
+        """How close each neighbour (a past query's number) is to `query`, in [0, 1]: by their words
+        and, with the semantic layer, by their meaning too (the smaller of the two): requests alike in
+        meaning but not in their words ("the area of a circle", "the area of a triangle") are not close."""
         words = frozenset(tokenize(query))
         rarity = self._rarity
         out = []
@@ -181,4 +178,11 @@ class LearnedIndex:
             union = sum(rarity.get(w, 1.0) for w in words | self._words[i])
             shared = sum(rarity.get(w, 1.0) for w in words & self._words[i])
             out.append((shared / union) ** 1.5 if union else 0.0)
+        if self._embedder is not None:
+            np = self._embedder.np
+            cosines = (self._vectors[neighbours] @ self._embedder.encode_query(query)).astype(np.float64)
+            meaning: list[float] = np.maximum(
+                (cosines - SIMILARITY_FLOOR) / (1.0 - SIMILARITY_FLOOR), 0.0
+            ).tolist()
+            out = [min(a, b) for a, b in zip(out, meaning, strict=True)]
         return out
