@@ -118,6 +118,8 @@ class LearnedIndex:
                     frequency[word] = frequency.get(word, 0) + 1
             n = len(self._words)
             self._rarity = {w: math.log(1 + n / (f + 1)) for w, f in frequency.items()}
+        rarity = self._rarity
+        self._mass = [sum(rarity[w] for w in words) for words in self._words]  # each past query's
 
     def __len__(self) -> int:
         return len(self.tools)
@@ -171,18 +173,21 @@ class LearnedIndex:
         """How close each neighbour (a past query's number) is to `query`, in [0, 1]: by their words
         and, with the semantic layer, by their meaning too (the smaller of the two): requests alike in
         meaning but not in their words ("the area of a circle", "the area of a triangle") are not close."""
-        words = frozenset(tokenize(query))
-        rarity = self._rarity
-        out = []
-        for i in neighbours:
-            union = sum(rarity.get(w, 1.0) for w in words | self._words[i])
-            shared = sum(rarity.get(w, 1.0) for w in words & self._words[i])
-            out.append((shared / union) ** 1.5 if union else 0.0)
+        meaning: list[float] | None = None
         if self._embedder is not None:
             np = self._embedder.np
             cosines = (self._vectors[neighbours] @ self._embedder.encode_query(query)).astype(np.float64)
-            meaning: list[float] = np.maximum(
-                (cosines - SIMILARITY_FLOOR) / (1.0 - SIMILARITY_FLOOR), 0.0
-            ).tolist()
-            out = [min(a, b) for a, b in zip(out, meaning, strict=True)]
+            meaning = np.maximum((cosines - SIMILARITY_FLOOR) / (1.0 - SIMILARITY_FLOOR), 0.0).tolist()
+        words = frozenset(tokenize(query))
+        rarity, mass = self._rarity, self._mass
+        whole = sum(rarity.get(w, 1.0) for w in words)
+        out = []
+        for n, i in enumerate(neighbours):
+            if meaning is not None and meaning[n] <= 0.0:
+                out.append(0.0)
+                continue
+            shared = sum(rarity[w] for w in words & self._words[i])
+            union = whole + mass[i] - shared
+            close = (shared / union) ** 1.5 if union else 0.0
+            out.append(close if meaning is None else min(close, meaning[n]))
         return out
