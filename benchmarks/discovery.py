@@ -206,8 +206,7 @@ def _openapi_dataset(root: Path, option: str) -> Dataset:
     return data
 
 
-def main(argv: Sequence[str] | None = None) -> None:
-    use_published_model()
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -227,7 +226,12 @@ def main(argv: Sequence[str] | None = None) -> None:
         metavar="NAME=SPEC",
         help="rank over the operations of this OpenAPI description, served as entry NAME",
     )
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    use_published_model()
+    args = _parser().parse_args(argv)
 
     start = time.perf_counter()
     data = _openapi_dataset(args.dataset, args.openapi) if args.openapi else _dataset(args.dataset)
