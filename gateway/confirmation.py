@@ -35,7 +35,7 @@ from pydantic import BaseModel
 
 from .context import PendingConfirmation, Principal, ToolContext
 from .definition import ToolDefinition
-from .errors import UserError
+from .errors import ToolFailed, UserError
 from .rendering import shown
 
 log = logging.getLogger("gateway")
@@ -206,6 +206,8 @@ async def describe_call(tool: ToolDefinition, params: BaseModel, ctx: ToolContex
         else:
             lines = await asyncio.wait_for(asyncio.to_thread(hook, params, ctx), DESCRIBE_TIMEOUT_SECONDS)
         return [lines] if isinstance(lines, str) else [str(line) for line in lines][:_MAX_DESCRIBED_LINES]
+    except ToolFailed as exc:  # an unknown id, say: the approver reads why (the call will fail too)
+        return [f"could not be looked up: {exc.message}"]
     except Exception:
         log.warning("the describe hook of %s failed; the approver sees the raw values", tool.name)
         return ()

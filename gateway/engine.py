@@ -194,7 +194,7 @@ class Gateway:
             def votes(
                 text: str, cats: Collection[str] | None, acts: Collection[str] | None
             ) -> Mapping[str, float]:
-                return usage.votes(visible, text, categories=cats, actions=acts)
+                return usage.votes(visible, text, principal=principal.id, categories=cats, actions=acts)
 
         out = discovery.discover(
             visible,
@@ -207,7 +207,8 @@ class Gateway:
             votes=votes,
         )
         if usage is not None and query and query.strip() and "tools" in out:
-            usage.searched(session, query.strip(), [t["name"] for t in out["tools"]], out["total"])
+            shown = [t["name"] for t in out["tools"]]
+            usage.searched(principal.id, session, query.strip(), shown, out["total"])
         return out
 
     def schema(self, principal: Principal, tool_name: str) -> dict[str, Any]:

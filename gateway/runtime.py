@@ -73,7 +73,7 @@ def open_usage(settings: Settings) -> Usage | None:
     except (OSError, sqlite3.Error) as exc:
         log.warning("learning from use is off: cannot open %s (%s)", settings.usage_path, exc)
         return None
-    return Usage(store)
+    return Usage(store, min_principals=config.min_principals)
 
 
 def _private_files(settings: Settings) -> list[Path]:

@@ -167,6 +167,8 @@ class UsageSettings(_Section):
     max_queries_per_tool: int = Field(100, ge=1)
     max_count_per_principal: int = Field(3, ge=1)  # one principal repeating a pair counts at most this
     max_pairs_per_principal_per_day: int = Field(500, ge=1)
+    # Distinct principals a pair needs before it moves anyone else's ranking (one's own count at once).
+    min_principals: int = Field(3, ge=1)
     half_life_days: float = Field(30.0, gt=0)
     retention_days: float = Field(180.0, gt=0)
 

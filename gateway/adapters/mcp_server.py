@@ -54,6 +54,7 @@ from ..errors import UserError
 from ..rendering import ShownFormatter, safe_text
 from ..runtime import open_gateway, principal_from
 from ..stores import resolve_auto_store
+from ..usage import NO_SESSION
 from . import mcp
 from .admin import approval_hint, metrics_route
 from .mcp_http import serve_http
@@ -141,7 +142,7 @@ class _Handlers:
         self.gw = gw
         self.settings = settings
         # stdio: one client per process, one session. HTTP: the client's Mcp-Session-Id when it sends
-        # one, else one rolling session per principal (what learning from use pairs up).
+        # one (learning keys it by principal too), else no session: stateless calls pair with nothing.
         self.session_id = f"mcp-stdio-{uuid.uuid4().hex[:12]}" if transport == "stdio" else "mcp-http"
         self.default_principal = principal_from(settings)
         listed = [types.Tool.model_validate(t) for t in mcp.tools(gw.meta)]
@@ -167,7 +168,7 @@ class _Handlers:
         given = headers.get("mcp-session-id") if headers is not None else None
         if given:
             return f"mcp-http:{safe_text(given, 100)}"
-        return f"mcp-http:{principal.id}"
+        return NO_SESSION
 
     async def call_tool(
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams

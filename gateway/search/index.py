@@ -289,6 +289,7 @@ class SearchIndex(Ranking):
         offset: int = 0,
         limit: int | None = None,
         boosts: Mapping[str, float] | None = None,
+        hold: float = 0.0,
     ) -> tuple[list[tuple[ToolDefinition, float]], int]:
         """One page of `search`, and the number of tools that match the query (its words or a name).
 
@@ -299,11 +300,12 @@ class SearchIndex(Ranking):
         boosted tool the query does not match joins the page and counts as a match. A boost only
         raises its tool, so the text's best `offset + limit + len(boosts)`, with the boosted tools,
         hold every tool of the page: one pass of the index, which also scores the boosted tools.
+        The text's first keeps first place unless a boosted score passes its own by `hold`.
         """
         depth = None if limit is None else offset + limit
         if boosts:
             return self._boosted(
-                query, boosts, offset, depth, allowed=allowed, categories=categories, actions=actions
+                query, boosts, offset, depth, hold, allowed=allowed, categories=categories, actions=actions
             )
         ids, scores, total, _ = self._rank(
             query, depth, [], allowed=allowed, categories=categories, actions=actions
@@ -317,6 +319,7 @@ class SearchIndex(Ranking):
         boosts: Mapping[str, float],
         offset: int,
         depth: int | None,
+        hold: float,
         *,
         allowed: Collection[str] | None,
         categories: Collection[str] | None,
@@ -330,7 +333,7 @@ class SearchIndex(Ranking):
         ids, scores, total, probed = self._rank(
             query, deeper, list(boost), allowed=allowed, categories=categories, actions=actions
         )
-        ranked, blended, total = blend_boosts(ids[:deeper], scores[:deeper], total, probed, boost)
+        ranked, blended, total = blend_boosts(ids[:deeper], scores[:deeper], total, probed, boost, hold=hold)
         hits = zip(ranked[offset:depth], blended[offset:depth], strict=True)
         return [(self._tools[i], s) for i, s in hits], total
 

@@ -306,14 +306,22 @@ def blend_boosts(
     total: int,
     probed: dict[int, tuple[float, bool]],
     boost: dict[int, float],
+    *,
+    hold: float = 0.0,
 ) -> tuple[list[int], list[float], int]:
     """Candidates (a page's and the probed boosted tools) ranked by their score divided by the best
     plus their boost, ties by id (ids follow names); their blended scores; and the total, with each
-    boosted tool the text does not match counted as a match."""
+    boosted tool the text does not match counted as a match. The text's first keeps first place
+    unless another candidate's blended score passes its own by `hold` or more."""
     found = dict(zip(ids, scores, strict=True))
     for i, (score, matches) in probed.items():
         found.setdefault(i, score)
         total += not matches
     top = max(found.values(), default=0.0) or 1.0
     ranked = sorted([(-(s / top + boost.get(i, 0.0)), i) for i, s in found.items()])
+    if hold and ids and ranked[0][1] != ids[0]:
+        first = next(entry for entry in ranked if entry[1] == ids[0])
+        if first[0] - ranked[0][0] < hold:
+            ranked.remove(first)
+            ranked.insert(0, first)
     return [i for _, i in ranked], [-b for b, _ in ranked], total

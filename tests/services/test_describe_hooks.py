@@ -68,14 +68,19 @@ def test_deleting_a_task_and_clearing_completed_ones_show_their_titles(workspace
 
 
 @pytest.mark.parametrize(
-    ("tool", "parameters", "shown"),
+    "case",
     [
-        ("calendar_delete_event", {"event_id": "nope"}, 'event_id="nope", calendar_id="primary"'),
-        ("gmail_delete_message", {"message_id": "nope"}, 'message_id="nope"'),
-        ("tasks_delete_task", {"task_id": "nope"}, 'task_id="nope", tasklist_id="@default"'),
+        ("calendar_delete_event", {"event_id": "nope"}, 'event_id="nope", calendar_id="primary"', "no event"),
+        ("gmail_delete_message", {"message_id": "nope"}, 'message_id="nope"', "no message"),
+        ("tasks_delete_task", {"task_id": "nope"}, 'task_id="nope", tasklist_id="@default"', "no task"),
     ],
+    ids=["event", "message", "task"],
 )
-def test_an_unknown_id_still_asks_with_the_raw_id(
-    workspace: Workspace, tool: str, parameters: dict[str, str], shown: str
+def test_an_id_that_names_nothing_is_asked_with_the_raw_id_and_says_so_without_a_warning(
+    workspace: Workspace, caplog: pytest.LogCaptureFixture, case: tuple[str, dict[str, str], str, str]
 ) -> None:
-    assert _asked(workspace, tool, **parameters).split(" with ", 1)[1] == shown
+    tool, parameters, shown, missing = case
+    values, about = _asked(workspace, tool, **parameters).split(" with ", 1)[1].split(" (", 1)
+    assert values == shown
+    assert about.startswith(f"could not be looked up: {missing}") and "'nope'" in about
+    assert [r for r in caplog.records if r.levelname == "WARNING"] == []
