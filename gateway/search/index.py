@@ -163,10 +163,7 @@ class SearchIndex(Ranking):
         self._starts, self._ids, self._impacts = parts.starts, parts.ids, parts.impacts
         self._category = [d.category for d in tools]
         self._action = [d.action for d in tools]
-        # Reading what a request asks for as a whole (its order's verb, a question's lookup) pays
-        # where tools say how users ask for them: on catalogs with example requests it raised the
-        # first answer to everyday requests; on the datasets, whose tools have none, it lowered it.
-        self._agreeing = any(d.example_requests for d in tools)
+        self._agreeing = any(d.example_requests for d in tools)  # see ranking.ACTION_AGREEMENT
         self._example_verbs = example_verbs(tools)
         # Each score is scaled by its tool's rank_weight before anything is ranked, so a page holds
         # the same tools whatever its size; None when every weight is 1 (nothing to scale).
@@ -212,8 +209,7 @@ class SearchIndex(Ranking):
     def query_terms(self, query: str) -> dict[str, float]:
         """The weighted index terms a query looks for: its words, typo corrections and action concepts."""
         counted, actions, _, _, first = analyse(query[:MAX_QUERY_CHARS])
-        if first is not None and self._agreeing and first not in actions:
-            actions = (*actions, first)
+        actions += (first,) if first and self._agreeing and first not in actions else ()
         terms: dict[str, float] = {}
         # Each distinct word once (a long request repeats its words), counted by its occurrences.
         for word, stemmed, count in counted:

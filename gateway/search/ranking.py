@@ -18,7 +18,9 @@ from .verbs import analyse
 ACTION_AGREEMENT = 0.5
 """A tool whose action is one the request asks for (its verbs name it, or a question looks something
 up) scores this much more (x1.5): the words that say what to do outweigh those that merely match.
-Only in an index where some tool has example requests (`SearchIndex`)."""
+Only in an index where some tool has example requests, which say how users ask for the tools: there
+it raised the first answer to everyday requests; on the datasets, whose tools have none, it lowered it
+(docs/discovery.md, "First answers over the workspace tools")."""
 
 MAX_QUERY_CHARS = 4096
 """Longer queries are cut here: no request for a tool needs more, and a hostile one costs no more."""
