@@ -9,6 +9,8 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import os
+import subprocess
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -16,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import jwt
+import pytest
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 from jwt.utils import base64url_decode, base64url_encode
@@ -24,7 +27,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from ... import oidc_provider as oidc
 from ..loopback_http import loopback
+from .mcp_server_support import _stop, _wait_for_line
 
 
 @dataclass
@@ -120,3 +125,29 @@ def hmac_with_public_key(claims: dict[str, Any], key: SigningKey) -> str:
     signing_input = b".".join(base64url_encode(json.dumps(part).encode()) for part in (header, claims))
     signature = hmac.new(public, signing_input, hashlib.sha256).digest()
     return f"{signing_input.decode()}.{base64url_encode(signature).decode()}"
+
+
+@contextmanager
+def oidc_provider(**env: str) -> Iterator[str]:
+    """npm's oidc-provider under node on a loopback port (`tests/oidc/provider.mjs`); yields its issuer.
+
+    Skips when node or the package is missing (`python -m tests.oidc_provider` installs it).
+    """
+    why = oidc.missing()
+    if why is not None:
+        pytest.skip(why)
+    directory = oidc.install()  # copies today's script beside the installed packages
+    proc = subprocess.Popen(
+        ["node", "provider.mjs"],
+        cwd=directory,
+        env={**os.environ, **env},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+    )
+    drain = None
+    try:
+        line, _, drain = _wait_for_line(proc, proc.stdout, "oidc-provider ready", "oidc-provider")
+        yield line.split()[-1]
+    finally:
+        _stop(proc, drain)
