@@ -18,7 +18,8 @@ in "deny" mode), and the call waits for the console or `gateway approve ID`. The
 answers an elicitation.
 
 Over HTTP the server is stateless per request: replicas behind a load balancer need only the
-same confirmation store and secret. Bearer tokens, when configured, map to principals.
+same confirmation store and secret. Bearer tokens, when configured, map to principals: static
+ones by `[[serve.tokens]]`, JWT access tokens by their claims (`oauth.py`).
 """
 
 from __future__ import annotations
