@@ -188,7 +188,8 @@ class JwtVerifier:
             token="",
             client_id=client if isinstance(client, str) else principal,
             scopes=_strings(claims.get("scope", claims.get("scp"))),
-            expires_at=int(exp) if isinstance(exp, int | float) else None,
+            # The SDK refuses a token past `expires_at` on its own, without the leeway decode allowed.
+            expires_at=int(exp + self.settings.leeway_seconds) if isinstance(exp, int | float) else None,
             resource=self.audience,
             subject=claims.get("sub") if isinstance(claims.get("sub"), str) else None,
             claims={"iss": claims.get("iss")},

@@ -7,6 +7,7 @@ publish. The keys' cache is driven by a clock the test moves, never by waiting.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -153,3 +154,10 @@ def test_keys_are_kept_while_the_issuer_is_unreachable(issuer: Issuer) -> None:
     check.keys.settings = check.keys.settings.model_copy(update={"jwks_uri": "http://127.0.0.1:1/jwks"})
     clock.now += 301  # past the keys' age: a refetch is tried, fails, and the keys held stay in use
     assert verify(check, token) is not None
+
+
+def test_a_token_just_past_exp_is_accepted_within_the_leeway(issuer: Issuer) -> None:
+    token = issuer.sign(issuer.claims(RESOURCE, exp=int(time.time()) - 5))
+    found = verify(verifier(issuer), token)
+    assert found is not None and found.expires_at >= time.time()  # so the SDK's own check lets it by too
+    assert verify(verifier(issuer, leeway_seconds=0), token) is None
