@@ -62,7 +62,6 @@ class KeySet:
         self.keys: list[dict[str, Any]] = []
         self.fetched_at: float | None = None  # last successful fetch
         self.tried_at: float | None = None  # last attempt, successful or not
-        self.fetches = 0
         self._lock = anyio.Lock()
 
     async def key_for(self, kid: str | None, alg: str) -> jwt.PyJWK | None:
@@ -93,7 +92,6 @@ class KeySet:
                 )
                 return
             self.keys, self.fetched_at = keys, self.clock()
-            self.fetches += 1
 
     async def _fetch(self) -> list[dict[str, Any]]:
         async with httpx2.AsyncClient(timeout=_FETCH_SECONDS, follow_redirects=False) as http:

@@ -59,6 +59,7 @@ class Issuer:
     keys: list[SigningKey]
     url: str = ""
     fetched: list[str] = field(default_factory=list)
+    discovery: dict[str, Any] = field(default_factory=dict)  # replaces fields of the discovery document
 
     def sign(self, claims: dict[str, Any], key: SigningKey | None = None, **header: Any) -> str:
         key = key or self.keys[0]
@@ -83,7 +84,7 @@ class Issuer:
     def app(self) -> Starlette:
         async def discovery(request: Request) -> JSONResponse:
             self.fetched.append(request.url.path)
-            return JSONResponse({"issuer": self.url, "jwks_uri": f"{self.url}/jwks"})
+            return JSONResponse({"issuer": self.url, "jwks_uri": f"{self.url}/jwks", **self.discovery})
 
         async def jwks(request: Request) -> JSONResponse:
             self.fetched.append(request.url.path)

@@ -161,3 +161,17 @@ def test_a_token_just_past_exp_is_accepted_within_the_leeway(issuer: Issuer) -> 
     found = verify(verifier(issuer), token)
     assert found is not None and found.expires_at >= time.time()  # so the SDK's own check lets it by too
     assert verify(verifier(issuer, leeway_seconds=0), token) is None
+
+
+@pytest.mark.parametrize(
+    "document",
+    [{"issuer": "https://evil.example.com"}, {"jwks_uri": "http://keys.example.com/jwks"}],
+    ids=["naming another issuer", "keys in clear"],
+)
+def test_a_discovery_document_that_cannot_be_trusted_yields_no_keys(
+    issuer: Issuer, document: dict[str, str], caplog: pytest.LogCaptureFixture
+) -> None:
+    issuer.discovery = document
+    assert verify(verifier(issuer), issuer.sign(issuer.claims(RESOURCE))) is None
+    assert "/jwks" not in issuer.fetched
+    assert "could not fetch the signing keys" in caplog.text
