@@ -20,7 +20,7 @@ from starlette.routing import Mount, Route
 
 from ..config import Settings
 from .admin import approval_hint, sign_in_hint
-from .oauth import JwtVerifier, Verifiers, root_metadata_route
+from .oauth import JwtVerifier, ScopeChallenge, Verifiers, root_metadata_route
 from .origins import LOOPBACK_BINDS, HostOriginGuard, allowed_hosts
 
 log = logging.getLogger("gateway.mcp")
@@ -92,7 +92,8 @@ def http_app(
     )
     if console is not None:  # the operator console, on the same port (docs/console.md)
         app.router.routes.append(Mount("/console", app=console))
-    return HostOriginGuard(app, hosts, settings.serve.allowed_origins)
+    guarded = ScopeChallenge(app, oauth.scopes) if oauth is not None and oauth.scopes else app
+    return HostOriginGuard(guarded, hosts, settings.serve.allowed_origins)
 
 
 async def serve_http(

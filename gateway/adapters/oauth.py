@@ -27,6 +27,7 @@ from mcp.server.auth.provider import AccessToken, TokenVerifier
 from mcp.server.auth.routes import create_protected_resource_routes
 from mcp.server.auth.settings import AuthSettings
 from starlette.routing import Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..errors import UserError
 from ..rendering import safe_text
@@ -303,3 +304,33 @@ def root_metadata_route(auth: AuthSettings) -> Route:
         scopes_supported=auth.required_scopes,
     )
     return Route("/.well-known/oauth-protected-resource", endpoint=route.endpoint, methods=["GET", "OPTIONS"])
+
+
+class ScopeChallenge:
+    """ASGI middleware: the SDK's 401 and 403 challenges name the scopes a token needs.
+
+    RFC 6750 section 3's `scope` attribute; MCP clients ask the authorization server for exactly
+    these (before falling back to the metadata's `scopes_supported`). Only the challenges that carry
+    `resource_metadata` (the MCP route's) are touched.
+    """
+
+    def __init__(self, app: ASGIApp, scopes: list[str]) -> None:
+        self.app = app
+        self.attribute = f', scope="{" ".join(scopes)}"'.encode()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def send_with_scope(message: Message) -> None:
+            if message["type"] == "http.response.start" and message["status"] in (401, 403):
+                message = {**message, "headers": [self._named(k, v) for k, v in message.get("headers", [])]}
+            await send(message)
+
+        await self.app(scope, receive, send_with_scope)
+
+    def _named(self, key: bytes, value: bytes) -> tuple[bytes, bytes]:
+        if key.lower() == b"www-authenticate" and b"resource_metadata=" in value and b"scope=" not in value:
+            return key, value + self.attribute
+        return key, value

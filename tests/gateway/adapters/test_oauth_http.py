@@ -76,6 +76,7 @@ def test_a_401_points_to_the_protected_resource_metadata(served: Served) -> None
     challenge = refused.headers["www-authenticate"]
     metadata_url = f"{served.origin}/.well-known/oauth-protected-resource/mcp"
     assert challenge.startswith("Bearer ") and f'resource_metadata="{metadata_url}"' in challenge
+    assert challenge.endswith(', scope="mcp:tools"')
     for url in (metadata_url, f"{served.origin}/.well-known/oauth-protected-resource"):
         metadata = httpx2.get(url).json()
         assert metadata["resource"] == served.url
@@ -88,6 +89,7 @@ def test_a_token_without_the_required_scope_gets_403_insufficient_scope(served: 
     refused = post(served.url, issuer.sign(issuer.claims(served.url, scope="openid profile")))
     assert refused.status_code == 403
     assert 'error="insufficient_scope"' in refused.headers["www-authenticate"]
+    assert refused.headers["www-authenticate"].endswith(', scope="mcp:tools"')
     assert "resource_metadata=" in refused.headers["www-authenticate"]
 
 
