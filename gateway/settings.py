@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import platformdirs
@@ -17,6 +18,7 @@ from pydantic import (
     ConfigDict,
     Field,
     SecretStr,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
@@ -114,6 +116,55 @@ class TokenSettings(_Section):
         return self
 
 
+_LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
+# Asymmetric only: a key published in a JWKS can never be an HMAC secret, and "none" is no signature.
+JwtAlgorithm = Literal[
+    "RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"
+]
+
+
+def https_or_loopback(value: str | None, what: str) -> str | None:
+    """`value` if it is an https URL, or http on a loopback address.
+
+    Raises:
+        ValueError: anything else, saying why.
+    """
+    if value is None:
+        return value
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"{what} must be an http(s) URL, e.g. https://auth.example.com")
+    if parts.scheme == "http" and parts.hostname not in _LOOPBACK_NAMES:
+        raise ValueError(
+            f"{what} must use https (plain http only on a loopback address): keys fetched in clear can be forged"
+        )
+    return value
+
+
+class OAuthSettings(_Section):
+    """`gateway serve --transport http` as an OAuth resource server (docs/mcp.md, "Authentication").
+
+    Access tokens are JWTs from `issuer`, checked against its published keys (JWKS).
+    """
+
+    issuer: str  # the authorization server; a token's `iss` must be exactly this
+    resource: str | None = None  # this server's URL as clients reach it; default: the URL it serves
+    audience: str | None = None  # what a token's `aud` must hold; default: `resource`
+    jwks_uri: str | None = None  # default: the `jwks_uri` of the issuer's discovery document
+    scopes: list[str] = []  # every token must carry these; advertised as `scopes_supported`
+    algorithms: list[JwtAlgorithm] = Field(["RS256", "ES256"], min_length=1)
+    principal_claim: str = Field("sub", min_length=1)  # the claim naming the principal
+    roles_claim: str | None = "roles"  # a list (or space-separated string) of roles; dots reach into objects
+    leeway_seconds: float = Field(30.0, ge=0, le=300)  # clock skew allowed on `exp` and `nbf`
+    jwks_min_refresh_seconds: float = Field(60.0, ge=1)  # an unknown `kid` refetches at most this often
+    jwks_max_age_seconds: float = Field(3600.0, ge=60)  # keys are refetched at least this often
+
+    @field_validator("issuer", "resource", "jwks_uri")
+    @classmethod
+    def _secure(cls, value: str | None, info: ValidationInfo) -> str | None:
+        return https_or_loopback(value, info.field_name or "url")
+
+
 class ServeSettings(_Section):
     transport: Literal["stdio", "http"] = "stdio"
     host: str = "127.0.0.1"
@@ -123,6 +174,7 @@ class ServeSettings(_Section):
     # Host names answered on every route (docs/mcp.md); default: loopback names, or the bound address.
     allowed_hosts: list[str] | None = None
     allowed_origins: list[str] = []  # web origins allowed besides the server's own
+    oauth: OAuthSettings | None = None  # JWT access tokens from an authorization server
 
 
 class ConsoleSettings(_Section):

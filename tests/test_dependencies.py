@@ -48,6 +48,7 @@ def test_ci_installs_from_the_lock_and_requires_hashes() -> None:
     assert "pip install --quiet --require-hashes -r requirements-dev.lock" in run
     assert "--no-deps --no-build-isolation -e ." in run
     assert "python -m tests.model_files" in run
+    assert "python -m tests.oidc_provider" in run  # the OAuth tests' OpenID provider, else they skip
 
 
 def test_floors_sit_past_known_advisories() -> None:

@@ -18,7 +18,8 @@ in "deny" mode), and the call waits for the console or `gateway approve ID`. The
 answers an elicitation.
 
 Over HTTP the server is stateless per request: replicas behind a load balancer need only the
-same confirmation store and secret. Bearer tokens, when configured, map to principals.
+same confirmation store and secret. Bearer tokens, when configured, map to principals: static
+ones by `[[serve.tokens]]`, JWT access tokens by their claims (`oauth.py`).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ import sys
 import threading
 import uuid
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
@@ -58,6 +60,7 @@ from ..usage import NO_SESSION
 from . import mcp
 from .admin import approval_hint, metrics_route
 from .mcp_http import serve_http
+from .oauth import MappedToken, check_resource
 from .origins import allowed_hosts
 
 log = logging.getLogger("gateway.mcp")
@@ -153,6 +156,9 @@ class _Handlers:
         token = get_access_token()
         if token is None:
             return self.default_principal
+        if isinstance(token, MappedToken):  # a JWT: its claims name the principal and some roles
+            known = principal_from(self.settings, token.principal)
+            return replace(known, roles=known.roles | frozenset(token.roles))
         return principal_from(self.settings, token.client_id)
 
     async def list_tools(
@@ -272,6 +278,8 @@ def build_server(gw: Gateway, settings: Settings, *, transport: str = "stdio") -
     principals = [handlers.default_principal]
     if transport == "http" and settings.serve.tokens:
         principals = [principal_from(settings, t.principal) for t in settings.serve.tokens]
+    if transport == "http" and settings.serve.oauth is not None:
+        principals.append(Principal(id="oauth", agent=settings.agent))  # a token naming no roles
     try:
         server_version = version("metatool-gateway")
     except PackageNotFoundError:
@@ -319,6 +327,7 @@ def serve(
     digests = token_digests(settings, environ) if transport == "http" else {}
     if transport == "http":
         allowed_hosts(settings, host or settings.serve.host)  # a bind that needs names fails now
+        check_resource(settings.serve.oauth, host or settings.serve.host)
     if transport == "http" and threading.current_thread() is threading.main_thread():
         # uvicorn handles SIGINT/SIGTERM while serving (a graceful stop) and raises them again once
         # stopped. Either way they end up here and exit cleanly: the store and audit log get closed.
