@@ -157,8 +157,8 @@ def test_settings_turn_the_layer_on_and_off(tmp_path: Path, monkeypatch: pytest.
     with pytest.raises(Exception, match="dense"):
         load_settings(config)
     auto = Gateway(Catalog(CATALOG), dense=None, search_cache_dir=False)
-    assert auto.dense is None  # decided by the first search: the model is not loaded before
-    assert auto.index(Principal()).dense is not None and auto.dense is True
+    assert auto.indexes.dense is None  # decided by the first search: the model is not loaded before
+    assert auto.index(Principal()).dense is not None and auto.indexes.dense is True
     on = Gateway(Catalog(CATALOG), dense=True, search_cache_dir=False)
     off = Gateway(Catalog(CATALOG), search_cache_dir=False)  # a library Gateway: off unless asked
     assert on.index(Principal()).dense is not None
