@@ -55,9 +55,9 @@ def test_the_dense_layer_finds_what_the_words_do_not_say(tmp_path: Path) -> None
     with_dense = SearchIndex(CATALOG, semantic=True, dense=True, dense_cache_dir=tmp_path)
     assert without.dense is None
     assert with_dense.dense is not None and with_dense.dense.ready  # a small catalog: encoded at once
-    query = "what do I have on tomorrow"
-    assert _names(without, query)[0] != "calendar_list_events"
-    assert _names(with_dense, query)[0] == "calendar_list_events"
+    query = "have I heard back from the landlord"
+    assert _names(without, query)[0] != "gmail_search_messages"
+    assert _names(with_dense, query)[0] == "gmail_search_messages"
     # Filters still hold for the tools the encoder adds.
     assert {d.category for d, _ in with_dense.search(query, categories={"tasks"}, limit=10)} == {"tasks"}
 
