@@ -15,7 +15,9 @@ from .config import Settings
 from .confirmation import Approver, ConfirmationGate
 from .context import Principal
 from .engine import Gateway
+from .errors import UserError
 from .policy import Policy, Rule
+from .search import dense_available, semantic_available
 from .stores import close_store, open_store
 from .telemetry.setup import open_telemetry
 from .toolset import ProviderOptions, load_provider
@@ -83,6 +85,11 @@ def open_gateway(
 
     `prometheus`: keep metrics for a scrape (`gateway serve --transport http` serves them at /metrics).
     """
+    if settings.search.dense == "on" and not (semantic_available() and dense_available()):
+        raise UserError(
+            "search.dense is 'on' (GATEWAY_DENSE) but the dense layer is not installed: "
+            "pip install 'metatool-gateway[dense]', or set it to 'auto'"
+        )
     catalog = Catalog()
     policy = policy_from(settings)
     options = ProviderOptions(
