@@ -48,9 +48,13 @@ def discover(gw: Gateway, ctx: ToolContext, args: argparse.Namespace) -> int:
             for key in ("method_id", "operation_id"):  # ... or the OpenAPI operation
                 if found is not None and key in found.metadata:
                     hit[key] = found.metadata[key]
-    if args.json or result.status != "ok" or "tools" not in result.output:
+    if args.json or result.status != "ok":
         return print_result(result)
     out = result.output
+    if "tools" not in out:  # no words and no filters: the overview, as `gateway catalog` shows it
+        _print_overview(out)
+        print(shown(out["next_step"]))
+        return 0
     for hit in out["tools"]:  # a page names only what its names do not say: the catalog has the rest
         d = gw.catalog.get(hit["name"])
         kind = f"{d.category}/{d.action}" if d is not None else hit.get("category", "")
@@ -58,11 +62,32 @@ def discover(gw: Gateway, ctx: ToolContext, args: argparse.Namespace) -> int:
         print(f"{shown(hit['name']):<32} {shown(kind)}{flags}\n    {shown(hit['summary'])}")
     if not out["tools"]:
         print(shown(out.get("message", "No tool matched.")))
-        print(dump(out.get("suggestions", {})))
+        for key, values in out.get("suggestions", {}).items():
+            print(f"{_SUGGESTION_LABELS.get(key, key)}: {shown(', '.join(map(str, values)))}")
         print(shown(out["next_step"]))
     if "next_cursor" in out:
         print(f"more: --cursor {out['next_cursor']}")
     return 0
+
+
+# What a nothing-matched page suggests, as a person reads it (the keys are the model's).
+_SUGGESTION_LABELS = {
+    "close_names": "Close names",
+    "categories_with_related_tools": "Categories with related tools",
+    "categories": "Categories",
+}
+
+
+def _print_overview(overview: dict[str, Any], served: str | None = None) -> None:
+    """Tool counts by category, in columns as wide as the longest name and count."""
+    total = f"{overview['total_tools']} tools" + (f" ({served})" if served else "")
+    print(total)
+    categories = overview["categories"]
+    name_width = max((len(shown(c["name"])) for c in categories), default=0)
+    count_width = max((len(str(c["tools"])) for c in categories), default=0)
+    for cat in categories:
+        actions = ", ".join(f"{a} {n}" for a, n in cat["actions"].items())
+        print(f"  {shown(cat['name']):<{name_width}}  {cat['tools']:>{count_width}}  ({shown(actions)})")
 
 
 def invoke(gw: Gateway, ctx: ToolContext, args: argparse.Namespace, approver: TerminalApprover | None) -> int:
@@ -82,6 +107,8 @@ def invoke(gw: Gateway, ctx: ToolContext, args: argparse.Namespace, approver: Te
 def served(settings: Settings) -> str:
     """The catalogs the gateway serves, e.g. 'workspace: local backend; google-apis'."""
     shown = [f"{c}: {settings.backend} backend" if c == "workspace" else c for c in settings.catalogs]
+    if settings.openapi and not any(c == "openapi" or c.startswith("openapi:") for c in settings.catalogs):
+        shown.append("openapi: " + ", ".join(entry.name for entry in settings.openapi))
     if settings.tools_dirs and "files" not in settings.catalogs:
         shown.append("files")
     if settings.mcp_servers is not None and "mcp" not in settings.catalogs:
@@ -94,10 +121,7 @@ def catalog(gw: Gateway, ctx: ToolContext, args: argparse.Namespace, settings: S
     if args.json:
         print(dump({k: v for k, v in overview.items() if k != "next_step"}))
         return 0
-    print(f"{overview['total_tools']} tools ({served(settings)})")
-    for cat in overview["categories"]:
-        actions = ", ".join(f"{a} {n}" for a, n in cat["actions"].items())
-        print(f"  {shown(cat['name']):<16} {cat['tools']:>5}  ({shown(actions)})")
+    _print_overview(overview, served(settings))
     return 0
 
 
