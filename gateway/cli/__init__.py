@@ -79,6 +79,8 @@ def _command(args: argparse.Namespace) -> int:
     notice = None
     if args.command in READ_ONLY:
         settings, notice = _without_an_unwritable_audit_log(settings, args.command)
+    if args.command == "tools" and args.verb == "check":  # its report lists each skipped definition once
+        logging.getLogger("gateway.files").setLevel(logging.ERROR)  # restored by progress_on_stderr
     approver = approvals.terminal_approver(args.yes) if args.command == "invoke" else None
     with open_gateway(settings, approver=approver) as gw:
         if notice:  # only once the gateway opened: a data directory that is unusable says so instead

@@ -12,6 +12,7 @@ from ..context import ToolContext
 from ..engine import Gateway, run_sync
 from ..errors import UserError
 from ..rendering import shown
+from ..runtime import open_gateway
 from ..search import default_cache_dir
 from .approvals import TerminalApprover
 from .messages import for_a_person, not_approved_without_a_terminal, note
@@ -154,9 +155,25 @@ def tools_new(settings: Settings, args: argparse.Namespace) -> int:
 
     if not args.name or not settings.tools_dirs:
         raise UserError("usage: gateway tools new NAME --tools-dir DIR (or set GATEWAY_TOOLS_DIR)")
+    _refuse_a_served_name(settings, args.name)
     for path in scaffold(settings.tools_dirs[0], args.name, args.category):
         print(path)
     return 0
+
+
+def _refuse_a_served_name(settings: Settings, name: str) -> None:
+    """A file tool named like a built-in or OpenAPI tool would never be served: those win clashes.
+
+    (Fronted MCP servers are not started for the question: their tools come and go with them.)
+    """
+    others = [c for c in settings.catalogs if c not in ("files", "mcp")]
+    update = {"tools_dirs": [], "catalogs": others, "mcp_servers": None}
+    with open_gateway(settings.model_copy(update=update)) as gw:
+        if gw.catalog.get(name) is not None:
+            raise UserError(
+                f"{name} is already a tool of the served catalogs, which win over a file tool of the "
+                "same name: choose another name"
+            )
 
 
 def tools_check(gw: Gateway, settings: Settings, args: argparse.Namespace) -> int:
@@ -173,8 +190,12 @@ def tools_check(gw: Gateway, settings: Settings, args: argparse.Namespace) -> in
     else:
         for problem in problems:
             print(problem)
-        print(f"{len(tools.names)} tools loaded, {len(problems)} problems")
+        print(f"{_count(len(tools.names), 'tool')} loaded, {_count(len(problems), 'problem')}")
     return 1 if problems else 0
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 def tool_definitions(gw: Gateway, output_format: str) -> int:
