@@ -6,6 +6,7 @@ prompt is asked on a pseudo-terminal, as a person sees it.
 
 from __future__ import annotations
 
+import json
 import os
 import pty
 import select
@@ -232,3 +233,33 @@ def test_ctrl_c_at_the_approval_prompt_declines_at_once(home: Path) -> None:
     assert code == 3, out
     assert "Not approved." in out and '"declined"' in out, out
     assert "Traceback" not in out and "CancelledError" not in out, out
+
+
+@pytest.mark.parametrize(("answer", "left"), [(b"n\n", 1), (b"\x03", 1), (b"y\n", 0)])
+def test_usage_forget_asks_at_a_terminal_and_keeps_everything_unless_told_yes(
+    home: Path, answer: bytes, left: int
+) -> None:
+    history = home / "history.jsonl"
+    history.write_text('{"query": "get filler one", "tools": ["filler_1"]}\n')
+    assert _run(home, "usage", "import", str(history)).returncode == 0
+    main, child = pty.openpty()
+    with subprocess.Popen(
+        [*PROGRAM, "usage", "forget"], cwd=ROOT, env=_env(home), stdin=child, stdout=child, stderr=child
+    ) as process:
+        os.close(child)
+        seen = bytearray()
+        try:
+            _read_until(main, "Forget everything learned from use? [y/N] ", seen, line=False)
+            if answer == b"\x03":
+                _wait_until_blocked(process.pid)
+                process.send_signal(signal.SIGINT)  # Ctrl-C
+            else:
+                os.write(main, answer)
+            code = process.wait(timeout=DEADLINE)
+            _read_to_end(main, seen)
+        finally:
+            process.kill()
+            os.close(main)
+    assert code == (0 if answer == b"y\n" else 3), seen.decode(errors="replace")
+    stats = _run(home, "usage", "stats", "--json")
+    assert json.loads(stats.stdout)["pairs"] == left
