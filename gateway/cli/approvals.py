@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import argparse
 import getpass
-import signal
 import sys
-import threading
 import time
 
 from ..context import PendingConfirmation
 from ..engine import Gateway
 from ..rendering import shown, to_jsonable
-from .messages import NO_TERMINAL
+from .messages import NO_TERMINAL, answered_yes
 from .output import dump
 
 
@@ -32,26 +30,7 @@ class TerminalApprover:
             self.asked_nobody = True
             print(f"{NO_TERMINAL.rstrip('.')}; pass --yes to approve.", file=sys.stderr)
             return False
-        return _yes("Run it? [y/N] ")
-
-
-def _yes(question: str) -> bool:
-    """Whether the person answers yes; Ctrl-C or the end of input declines at once.
-
-    Under `asyncio.run` Ctrl-C only cancels the running task, which waits for `input` to return:
-    while the question is asked, Ctrl-C interrupts it instead.
-    """
-    main = threading.current_thread() is threading.main_thread()
-    previous = signal.signal(signal.SIGINT, signal.default_int_handler) if main else None
-    try:
-        answer = input(question)
-    except (KeyboardInterrupt, EOFError):
-        print("\nNot approved.", file=sys.stderr)
-        return False
-    finally:
-        if main:
-            signal.signal(signal.SIGINT, previous if previous is not None else signal.default_int_handler)
-    return answer.strip().lower() in {"y", "yes"}
+        return answered_yes("Run it? [y/N] ")  # Ctrl-C declines at once
 
 
 def terminal_approver(assume_yes: bool) -> TerminalApprover:

@@ -11,6 +11,7 @@ from ..engine import Gateway
 from ..errors import UserError
 from ..rendering import shown
 from ..usage import IMPORT_PRINCIPAL
+from .messages import answered_yes
 from .output import dump
 
 MAX_IMPORT_BYTES = 200 * 1024 * 1024
@@ -98,12 +99,7 @@ def _confirmed(principal: str | None) -> bool:
     what = f"what {principal} taught" if principal else "everything learned from use"
     if not sys.stdin.isatty():
         raise UserError(f"gateway usage forget deletes {what}: pass --yes to confirm")
-    try:
-        answer = input(f"Forget {shown(what)}? [y/N] ")
-    except (KeyboardInterrupt, EOFError):
-        answer = ""
-        print(file=sys.stderr)
-    if answer.strip().lower() in {"y", "yes"}:
+    if answered_yes(f"Forget {shown(what)}? [y/N] "):
         return True
     print("Nothing forgotten.", file=sys.stderr)
     return False
