@@ -46,7 +46,7 @@ def test_a_long_parameter_wraps_and_approve_and_deny_stay_in_view(served: Served
     width = sized.viewport_size["width"]
     for name in ("Approve", "Deny"):
         box = row.get_by_role("button", name=name).bounding_box()
-        assert box is not None and 0 <= box["x"] and box["x"] + box["width"] <= width, (name, box)
+        assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= width, (name, box)
     parameters = row.locator("pre").bounding_box()
     assert parameters is not None and parameters["width"] >= min(250, width * 0.6)  # a column, not a ribbon
     assert sized.failed == []
