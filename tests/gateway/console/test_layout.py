@@ -33,6 +33,7 @@ def sized(browser: Any, request: pytest.FixtureRequest) -> Iterator[Any]:
 
 def _fits(page: Any) -> None:
     """The page is no wider than the window: nothing to scroll sideways to."""
+    page.wait_for_load_state("load")  # its stylesheet applied
     width = page.viewport_size["width"]
     assert page.evaluate("document.documentElement.scrollWidth") <= width, page.url
 
@@ -58,7 +59,10 @@ def test_the_activity_detail_keeps_each_label_beside_its_value_when_agent_is_emp
     served.call("invoke_tool", {"tool_name": "notes_create", "parameters": {"title": LONG[:200]}})
     sign_in(sized, served.console)
     sized.goto(f"{served.console}/activity")
-    sized.locator("table.activity a", has_text="detail").first.click()
+    sized.goto(
+        served.console.removesuffix("/console")
+        + sized.locator("table.activity a", has_text="detail").first.get_attribute("href")
+    )
     pairs = sized.evaluate(
         """[...document.querySelectorAll('.detail dt')].map(dt => [
             dt.textContent, dt.getBoundingClientRect().top, dt.nextElementSibling.getBoundingClientRect().top,
