@@ -11,6 +11,7 @@ import argparse
 import os
 import socket
 import sys
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -88,5 +89,8 @@ def run(settings: Settings, args: argparse.Namespace) -> int:
         print(f"gateway: console on {where}", file=sys.stderr, flush=True)
         config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
         # uvicorn stops gracefully on Ctrl-C, then raises it again: `run` ends it with one line and 130.
-        uvicorn.Server(config).run(sockets=[sock])
+        # A Ctrl-C before the loop starts leaves the server's coroutine unstarted: not worth a warning.
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", "coroutine 'Server.serve' was never awaited", RuntimeWarning)
+            uvicorn.Server(config).run(sockets=[sock])
     return 0
