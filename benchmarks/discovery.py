@@ -10,8 +10,9 @@ names): `benchmarks/data/github` holds requests over GitHub's REST API (its desc
 
 With history (a file in the `queries.jsonl` format, or `--history-split`: the dataset's queries whose
 sha1 % 4 == 0, the rest being ranked), it is imported as `gateway usage import` would, and rows
-"with history" follow the zero-shot ones on the same queries. `--growth` adds rows for 1%, 10% and
-100% of the history.
+"with history" follow the zero-shot ones on the same queries, each with the number of queries whose
+first tool was right without history and is wrong with it (learning's harm). `--growth` adds rows for
+1%, 10% and 100% of the history.
 
 DATASET_DIR is a folder holding `tools.jsonl` and `queries.jsonl` (`benchmarks.datasets.WHERE_FROM`
 says what they hold; the data is not part of the repository, and a missing folder exits with status 2
@@ -42,6 +43,7 @@ from .baseline import Bm25s
 from .datasets import Dataset, baseline_text, load, load_openapi, read_jsonl, require
 from .history import plot_growth, split, usage_from
 from .metrics import aggregate, gold_groups
+from .models import use_published_model
 
 COLUMNS = ("R@1", "R@5", "N@5", "H@5")
 
@@ -123,21 +125,53 @@ def _engines(data: Dataset, history: Sequence[dict[str, Any]], *, growth: bool) 
     else:
         print("the 'search' extra is not installed: hybrid engine skipped", file=sys.stderr)
     if history:
-        rows = [(False, 1.0)] + [(semantic, share) for share in ((0.01, 0.1, 1.0) if growth else (1.0,))]
-        for hybrid, share in rows:
+        rows = [(False, False, 1.0)]
+        rows += [(semantic, False, share) for share in ((0.01, 0.1, 1.0) if growth else (1.0,))]
+        if semantic and dense_available():
+            rows.append((True, True, 1.0))
+        for hybrid, dense, share in rows:
             part = history[: max(1, round(len(history) * share))]
-            kind = "hybrid" if hybrid else "lexical"
+            kind = "hybrid + dense" if dense else "hybrid" if hybrid else "lexical"
             label = f"ours, {kind}, with {share:.0%} of the history ({len(part)} queries)"
             engines.append(
                 (
                     label,
-                    lambda part=part, hybrid=hybrid: ours(
-                        data, hybrid, usage_from(data, part, semantic=hybrid)[0]
+                    lambda part=part, hybrid=hybrid, dense=dense: ours(
+                        data, hybrid, usage_from(data, part, semantic=hybrid)[0], dense=dense
                     ),
                 )
             )
     engines.append(("BM25 baseline (bm25s)", lambda: baseline(data)))
     return engines
+
+
+def top1_harmed(
+    before: Sequence[Sequence[str]], after: Sequence[Sequence[str]], queries: Sequence[dict[str, Any]]
+) -> int:
+    """How many queries had a right first tool without history and a wrong one with it."""
+
+    def right(ranking: Sequence[str], query: dict[str, Any]) -> bool:
+        return bool(ranking) and any(ranking[0] in group for group in gold_groups(query))
+
+    return sum(right(b, q) and not right(a, q) for b, a, q in zip(before, after, queries, strict=True))
+
+
+def _history(
+    args: argparse.Namespace, queries: list[dict[str, Any]]
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(the history, the queries to rank) of `--history-split` or `--history FILE` (a file, not a folder)."""
+    if args.history_split:
+        return split(queries)
+    if not args.history:
+        return [], queries
+    if not args.history.is_file():
+        print(
+            f"benchmarks.discovery --history: no history file at {args.history} "
+            "(one past request a line, in the queries.jsonl format)",
+            file=sys.stderr,
+        )
+        raise SystemExit(2)
+    return read_jsonl(args.history), queries
 
 
 def _dataset(root: Path) -> Dataset:
@@ -172,7 +206,7 @@ def _openapi_dataset(root: Path, option: str) -> Dataset:
     return data
 
 
-def main(argv: Sequence[str] | None = None) -> None:
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -192,17 +226,17 @@ def main(argv: Sequence[str] | None = None) -> None:
         metavar="NAME=SPEC",
         help="rank over the operations of this OpenAPI description, served as entry NAME",
     )
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    use_published_model()
+    args = _parser().parse_args(argv)
 
     start = time.perf_counter()
     data = _openapi_dataset(args.dataset, args.openapi) if args.openapi else _dataset(args.dataset)
     queries = data.queries
-    history: list[dict[str, Any]] = []
-    if args.history_split:
-        history, queries = split(queries)
-    elif args.history:
-        require([args.history], "benchmarks.discovery --history")
-        history = read_jsonl(args.history)
+    history, queries = _history(args, queries)
     queries = queries[: args.max_queries] if args.max_queries else queries
     print(
         f"dataset {args.dataset.name}: {len(data.catalog)} tools, {len(queries)} queries "
@@ -212,25 +246,35 @@ def main(argv: Sequence[str] | None = None) -> None:
     engines = _engines(data, history, growth=args.growth)
     our_rankings: list[list[str]] = []
     results: list[tuple[str, dict[str, float], list[float]]] = []
+    zero_shot: dict[str, list[list[str]]] = {}  # by kind (lexical, hybrid, hybrid + dense): without history
+    harmed: dict[str, int] = {}
     for label, factory in engines:
         rankings, latencies = _run(label, factory(), queries)
         results.append((label, aggregate(rankings, queries), latencies))
-        if label.startswith("ours"):
-            our_rankings = rankings  # the best installed engine's: the last of ours
+        kind = label.split(",")[1].split("(")[0].strip() if label.startswith("ours") else ""
+        if label.startswith("ours") and " of the history " not in label:
+            zero_shot[kind] = rankings
+        elif " of the history " in label:
+            harmed[label] = top1_harmed(zero_shot[kind], rankings, queries)
+        if label.startswith("ours") and " of the history " not in label:
+            our_rankings = rankings  # the best installed engine's zero-shot: the last of ours
 
     load_avg = ", ".join(f"{x:.2f}" for x in os.getloadavg())
     print(
         f"\n{args.dataset.name}: {len(data.catalog)} tools, {len(queries)} queries; load average {load_avg}"
     )
-    print(f"| engine | {' | '.join(COLUMNS)} | median ms/query |")
-    print(f"|---|{'---|' * len(COLUMNS)}---|")
+    print(f"| engine | {' | '.join(COLUMNS)} | median ms/query | right top-1 made wrong |")
+    print(f"|---|{'---|' * len(COLUMNS)}---|---|")
     for label, metrics, latencies in results:
         cells = " | ".join(f"{metrics[c]:.1f}" for c in COLUMNS)
-        print(f"| {label} | {cells} | {statistics.median(latencies):.3f} |")
+        harm = (
+            f"{harmed[label]} ({100 * harmed[label] / max(len(queries), 1):.2f}%)" if label in harmed else ""
+        )
+        print(f"| {label} | {cells} | {statistics.median(latencies):.3f} | {harm} |")
     base = results[-1][1]
     for label, metrics, _ in results[:-1]:
         delta = " | ".join(f"{metrics[c] - base[c]:+.1f}" for c in COLUMNS)
-        print(f"| {label.split(' (')[0]} minus baseline | {delta} | |")
+        print(f"| {label.split(' (')[0]} minus baseline | {delta} | | |")
 
     if args.plot and args.growth:
         by_label = {label: metrics for label, metrics, _ in results}

@@ -34,6 +34,7 @@ from services.google_apis.invoke import Connection, Session
 from .baseline import Bm25s
 from .datasets import read_jsonl
 from .metrics import aggregate
+from .models import use_published_model
 
 REQUESTS = Path(__file__).parent / "data" / "google_requests.jsonl"
 COLUMNS = ("H@1", "H@5", "R@5", "MRR@10")
@@ -126,6 +127,7 @@ def _score(
 
 
 def run(path: Path = REQUESTS) -> None:
+    use_published_model()
     requests = read_jsonl(path)
     apis = {gold.split(".")[0] for r in requests for gold in r["gold"]}
     start = time.perf_counter()

@@ -3,7 +3,7 @@
 from .actions import ACTIONS, normalize_action
 from .audit import AuditRecord, JsonlAuditLog, MemoryAuditLog, redact_secrets
 from .catalog import Catalog
-from .confirmation import ConfirmationGate, MemoryConfirmationStore
+from .confirmation import ApprovalRefused, ConfirmationGate, DecidedBy, MemoryConfirmationStore
 from .context import ErrorInfo, PendingConfirmation, Principal, Problem, ToolContext, ToolResult
 from .definition import PARAMS_CONFIG, NoParams, ToolDefinition, tool
 from .engine import Gateway, run_sync
@@ -28,11 +28,13 @@ __all__ = [
     "ACTIONS",
     "META_TOOL_NAMES",
     "PARAMS_CONFIG",
+    "ApprovalRefused",
     "AuditRecord",
     "Catalog",
     "ConfigError",
     "ConfirmationGate",
     "Conflict",
+    "DecidedBy",
     "ErrorInfo",
     "Gateway",
     "GatewayError",

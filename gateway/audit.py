@@ -25,7 +25,9 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from .config import path_problem
+from .context import PendingConfirmation
 from .errors import UserError
+from .files import private_dir
 
 log = logging.getLogger("gateway")
 
@@ -51,14 +53,41 @@ Redactor = Callable[[str, Mapping[str, Any]], Mapping[str, Any]]
 
 _SECRET_KEY = re.compile(r"pass(word)?|secret|token|api[_-]?key|authorization|credential|cookie", re.I)
 _MAX_VALUE = 200
+_MIN_SECRET = 4  # shorter values would blank out ordinary text
+REDACTED = "[redacted]"
+
+
+def secret_name(key: str) -> bool:
+    """Whether a name (a parameter, an environment variable) says its value is a secret."""
+    return _SECRET_KEY.search(key) is not None
+
+
+def scrub(value: Any, secrets: Iterable[str]) -> Any:
+    """`value` with each secret replaced by `[redacted]` wherever it occurs, in strings at any depth."""
+    known = sorted({s for s in secrets if len(s) >= _MIN_SECRET}, key=len, reverse=True)
+    if not known:
+        return value
+
+    def clean(item: Any) -> Any:
+        if isinstance(item, str):
+            for secret in known:
+                item = item.replace(secret, REDACTED)
+            return item
+        if isinstance(item, Mapping):
+            return {clean(str(k)): clean(v) for k, v in item.items()}
+        if isinstance(item, list):
+            return [clean(v) for v in item]
+        return item
+
+    return clean(value)
 
 
 def redact_secrets(tool: str, params: Mapping[str, Any]) -> Mapping[str, Any]:
     """Default redaction: hide values of secret-looking keys and cut long strings."""
 
     def clean(key: str, value: Any) -> Any:
-        if _SECRET_KEY.search(key):
-            return "[redacted]"
+        if secret_name(key):
+            return REDACTED
         if isinstance(value, str) and len(value) > _MAX_VALUE:
             return value[:_MAX_VALUE] + f"...[{len(value)} chars]"
         if isinstance(value, Mapping):
@@ -82,7 +111,7 @@ class AuditRecord:
     error_code: str | None = None
     params: Mapping[str, Any] | None = None
     agent: str | None = None
-    decided_by: str | None = None
+    decided_by: Mapping[str, str | None] | None = None  # {"channel": ..., "operator": ...}
 
 
 class AuditSink(Protocol):
@@ -111,14 +140,14 @@ class JsonlAuditLog:
         self.path = Path(path)
         self._fsync = fsync
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            private_dir(self.path.parent)
             self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         except OSError as exc:
             raise AuditLogUnavailable(self.path, exc) from None
 
     def write(self, record: AuditRecord) -> None:
         data = asdict(record)
-        if data["decided_by"] is None:  # only host decisions carry it
+        if data["decided_by"] is None:  # only decisions carry it
             del data["decided_by"]
         line = json.dumps(data, ensure_ascii=False, default=str, separators=(",", ":")) + "\n"
         os.write(self._fd, line.encode())
@@ -165,7 +194,7 @@ class Auditor:
         error_code: str | None = None,
         params: Mapping[str, Any] | None = None,
         agent: str | None = None,
-        decided_by: str | None = None,
+        decided_by: Mapping[str, str | None] | None = None,
     ) -> None:
         if self.sink is None:
             return
@@ -183,6 +212,21 @@ class Auditor:
                 agent=agent,
                 decided_by=decided_by,
             )
+        )
+
+    def decided(
+        self, pending: PendingConfirmation, outcome: Outcome, decided_by: Mapping[str, str | None]
+    ) -> None:
+        """A host-side decision on a pending call: `call_id` is the pending id."""
+        self.log(
+            principal=pending.principal,
+            session=pending.session or "host",
+            call_id=pending.pending_id,
+            tool=pending.tool,
+            outcome=outcome,
+            params=pending.parameters,
+            agent=pending.agent,
+            decided_by=decided_by,
         )
 
 

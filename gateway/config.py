@@ -83,7 +83,8 @@ ENVIRONMENT: Mapping[str, str] = {
     "GATEWAY_CONFIRMATION_SECRET": "confirmation.secret",
     "GATEWAY_REDIS_URL": "confirmation.redis_url",
     "GATEWAY_USAGE": "usage.enabled",
-    "GATEWAY_DENSE": "search.dense",
+    "GATEWAY_DENSE": "search.dense.mode",
+    "GATEWAY_DENSE_MODEL_PATH": "search.dense.path",
     "GATEWAY_USAGE_STORE": "usage.store",
     "GATEWAY_SERVE_TRANSPORT": "serve.transport",
     "GATEWAY_SERVE_HOST": "serve.host",
@@ -104,6 +105,8 @@ ENVIRONMENT: Mapping[str, str] = {
 def _set(tree: dict[str, Any], dotted: str, value: Any) -> None:
     *parents, leaf = dotted.split(".")
     for part in parents:
+        if isinstance(tree.get(part), str):  # `dense = "off"` is short for the table's mode
+            tree[part] = {"mode": tree[part]}
         tree = tree.setdefault(part, {})
     tree[leaf] = value
 

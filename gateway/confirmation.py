@@ -1,9 +1,14 @@
 """The confirmation gate: a destructive tool never runs on the model's word alone.
 
 Approval comes from outside the model's channel: an approver callback supplied by the
-host (a terminal prompt, a web button), or a host-side `approve(pending_id)`. What is
-approved is bound to the tool, the canonical parameters and the principal; it expires
-and can be used once.
+host (a terminal prompt, a web button), or a host-side `approve(pending_id, decided_by=...)`.
+What is approved is bound to the tool, the canonical parameters and the principal; it expires
+and can be used once. Each approval says its channel (`DecidedBy`); only the channels in
+`approvers` may approve, and a credential never approves a call it made itself.
+
+The approver sees every value that will run, in full and with control characters escaped
+(`preview`), and what the tool's `describe` hook says of it; a preview past `max_preview_bytes`
+is refused rather than cut.
 
 Modes:
     host: (default) the host approves, through the approver callback or `approve()`.
@@ -13,26 +18,78 @@ Modes:
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import hmac
 import inspect
 import json
+import logging
 import secrets
 import threading
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal, Protocol
 
-from .context import PendingConfirmation, Principal
+from pydantic import BaseModel
+
+from .context import PendingConfirmation, Principal, ToolContext
 from .definition import ToolDefinition
+from .errors import ToolFailed, UserError
+from .rendering import shown
+
+log = logging.getLogger("gateway")
 
 Mode = Literal["host", "model", "deny"]
 State = Literal["pending", "approved", "denied", "used"]
 Approver = Callable[[PendingConfirmation], bool | Awaitable[bool]]
+Channel = Literal["elicitation", "console", "terminal", "host"]
+"""Where an approval comes from: the MCP client's own question (elicitation), the operator
+console, a terminal (`gateway approve`, the prompt of `gateway invoke` and `gateway chat`), or a
+host application's approver callback or `Gateway.approve` call."""
 
+CHANNELS: tuple[Channel, ...] = ("elicitation", "console", "terminal", "host")
+DEFAULT_APPROVERS: tuple[Channel, ...] = ("console", "terminal", "host")
+"""Not elicitation: there the client that made the call answers its own question."""
 DEFAULT_TTL_SECONDS = 300.0
-_PREVIEW_VALUE = 120
+DEFAULT_MAX_PREVIEW_BYTES = 8192
+DESCRIBE_TIMEOUT_SECONDS = 10.0
+_MAX_DESCRIBED_LINES = 20
+Describer = Callable[[], Awaitable[Sequence[str]]]
+"""What a tool's `describe` hook says of one call, ready to await (see `describe_call`)."""
+
+
+@dataclass(frozen=True)
+class DecidedBy:
+    """Who approved or declined a pending call: the channel, and the operator when known.
+
+    "model" is recorded, never configured: in the opt-in "model" mode the model confirms by
+    re-sending the pending id.
+
+    `credential` is the principal of the credential that decided, when one did (a bearer token at
+    the console): the gate refuses an approval from the principal that made the call.
+    """
+
+    channel: Channel | Literal["model"]
+    operator: str | None = None
+    credential: str | None = None
+
+    def as_json(self) -> dict[str, str | None]:
+        """As the audit log records it."""
+        return {"channel": self.channel, "operator": self.operator}
+
+
+HOST = DecidedBy("host")
+
+
+class ApprovalRefused(UserError):
+    """An approval the gate does not take: a channel not allowed, or the caller approving itself."""
+
+
+def decider_of(approver: object) -> DecidedBy:
+    """Who an approver callback speaks for: its `decided_by` attribute, else the host."""
+    found = getattr(approver, "decided_by", None)
+    return found if isinstance(found, DecidedBy) else HOST
 
 
 @dataclass(frozen=True)
@@ -92,6 +149,7 @@ class Proceed:
     """Run the call. `approved` says whether a confirmation was consumed for it."""
 
     approved: bool = False
+    decided_by: DecidedBy | None = None
 
 
 @dataclass(frozen=True)
@@ -104,6 +162,12 @@ class Refused:
     code: str
     message: str
     next_step: str
+    decided_by: DecidedBy | None = None
+
+    @property
+    def outcome(self) -> Literal["declined", "refused"]:
+        """How the audit log records it: a person's no, or the gate's."""
+        return "declined" if self.code == "declined" else "refused"
 
 
 Decision = Proceed | NeedsConfirmation | Refused
@@ -113,18 +177,49 @@ def canonical_json(value: Mapping[str, Any]) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
 
 
-def preview(tool: ToolDefinition, params: Mapping[str, Any]) -> str:
-    """A human-readable line saying exactly what will run."""
-    shown = []
+def preview(tool: ToolDefinition, params: Mapping[str, Any], described: Sequence[str] = ()) -> str:
+    """A human-readable line saying exactly what will run: every value in full, escaped.
+
+    `described` (what the tool's `describe` hook said, e.g. an event's title for its id) follows.
+    """
+    values = []
     for key, value in params.items():
         if value is None or value in ([], {}):
             continue
-        text = json.dumps(value, ensure_ascii=False, default=str)
-        if len(text) > _PREVIEW_VALUE:
-            text = text[:_PREVIEW_VALUE] + "..."
-        shown.append(f"{key}={text}")
-    args = ", ".join(shown) or "no parameters"
-    return f"{tool.summary.rstrip('.')} [{tool.name}] with {args}"
+        values.append(f"{key}={json.dumps(value, ensure_ascii=False, default=str)}")
+    args = ", ".join(values) or "no parameters"
+    about = f" ({'; '.join(line.strip() for line in described if line.strip())})" if described else ""
+    return shown(f"{tool.summary.rstrip('.')} [{tool.name}] with {args}{about}")
+
+
+async def describe_call(tool: ToolDefinition, params: BaseModel, ctx: ToolContext) -> Sequence[str]:
+    """What the tool's `describe` hook says of this call, for the approver; nothing when it fails.
+
+    A failing or slow hook costs only the description: the approver still sees the raw values.
+    """
+    hook = tool.describe
+    if hook is None:
+        return ()
+    try:
+        if inspect.iscoroutinefunction(hook):
+            lines = await asyncio.wait_for(hook(params, ctx), DESCRIBE_TIMEOUT_SECONDS)
+        else:
+            lines = await asyncio.wait_for(asyncio.to_thread(hook, params, ctx), DESCRIBE_TIMEOUT_SECONDS)
+        return [lines] if isinstance(lines, str) else [str(line) for line in lines][:_MAX_DESCRIBED_LINES]
+    except ToolFailed as exc:  # an unknown id, say: the approver reads why (the call will fail too)
+        return [f"could not be looked up: {exc.message}"]
+    except Exception:
+        log.warning("the describe hook of %s failed; the approver sees the raw values", tool.name)
+        return ()
+
+
+def too_large_to_show(tool: ToolDefinition, size: int, limit: int) -> Refused:
+    return Refused(
+        "too_large_to_confirm",
+        f"The parameters of {tool.name} are too large to be shown to the person who approves it "
+        f"({size} bytes of preview; the limit is {limit}).",
+        "Make the call smaller (shorter text, fewer items, or several calls) so it can be approved in full.",
+    )
 
 
 class ConfirmationGate:
@@ -139,9 +234,13 @@ class ConfirmationGate:
         store: ConfirmationStore | None = None,
         secret: bytes | None = None,
         clock: Callable[[], float] = time.time,
+        approvers: Collection[Channel] = DEFAULT_APPROVERS,
+        max_preview_bytes: int = DEFAULT_MAX_PREVIEW_BYTES,
     ) -> None:
         self.mode: Mode = mode
         self.approver = approver
+        self.approvers: frozenset[Channel] = frozenset(approvers)
+        self.max_preview_bytes = max_preview_bytes
         self.ttl_seconds = ttl_seconds
         self.store: ConfirmationStore = store or MemoryConfirmationStore()
         self._secret = secret or secrets.token_bytes(32)
@@ -161,6 +260,7 @@ class ConfirmationGate:
         confirmation: str | None,
         *,
         session: str | None = None,
+        describe: Describer | None = None,
     ) -> Decision:
         if not tool.is_destructive:
             return Proceed()
@@ -173,10 +273,13 @@ class ConfirmationGate:
         binding = self._binding(tool, params, principal)
         if confirmation is not None:
             return self._redeem(confirmation, binding)
+        shown = preview(tool, params, await describe() if describe is not None else ())
+        if len(shown.encode()) > self.max_preview_bytes:  # refused rather than cut: nothing runs unseen
+            return too_large_to_show(tool, len(shown.encode()), self.max_preview_bytes)
         pending = PendingConfirmation(
             pending_id=secrets.token_hex(16),  # hex: never read as an option (`gateway approve ID`)
             tool=tool.name,
-            preview=preview(tool, params),
+            preview=shown,
             parameters=dict(params),
             principal=principal.id,
             expires_at=self._clock() + self.ttl_seconds,
@@ -184,16 +287,20 @@ class ConfirmationGate:
             session=session,
         )
         self.store.put(Record(pending, binding, "pending"))
-        if self.approver is None:
+        decider = decider_of(self.approver)
+        if self.approver is None or not self.allows(decider.channel):  # waits for an allowed channel
             return NeedsConfirmation(pending)
         answer = self.approver(pending)
         if inspect.isawaitable(answer):
             answer = await answer
         if answer is True and self.store.transition(pending.pending_id, ("pending",), "used"):
-            return Proceed(approved=True)
+            return Proceed(approved=True, decided_by=decider)
         self.store.transition(pending.pending_id, ("pending",), "denied")
         return Refused(
-            "declined", "The user declined this action.", "Do not retry; ask the user what to do instead."
+            "declined",
+            "The user declined this action.",
+            "Do not retry; ask the user what to do instead.",
+            decided_by=decider,
         )
 
     def _redeem(self, pending_id: str, binding: str) -> Decision:
@@ -230,23 +337,45 @@ class ConfirmationGate:
             )
         allowed: tuple[State, ...] = ("approved", "pending") if self.mode == "model" else ("approved",)
         if self.store.transition(pending_id, allowed, "used") is not None:
-            return Proceed(approved=True)
+            # Still pending when read: nobody but the model said yes ("model" mode).
+            model = DecidedBy("model", record.pending.principal) if record.state == "pending" else None
+            return Proceed(approved=True, decided_by=model)
         return Refused(
             "confirmation_pending",
             "The user has not approved this action yet.",
             "Show the user the preview and wait for their approval before calling again with this id.",
         )
 
-    def approve(self, pending_id: str) -> PendingConfirmation | None:
-        """Host side: approve a pending call. None when it is unknown, expired or already decided."""
+    def allows(self, channel: str) -> bool:
+        """Whether approvals from `channel` are taken (`[confirmation] approvers`)."""
+        return channel in self.approvers
+
+    def approve(self, pending_id: str, *, decided_by: DecidedBy = HOST) -> PendingConfirmation | None:
+        """Host side: approve a pending call. None when it is unknown, expired or already decided.
+
+        Raises:
+            ApprovalRefused: `decided_by`'s channel may not approve here, or its credential is the
+                principal that made the call.
+        """
+        if not self.allows(decided_by.channel):
+            allowed = ", ".join(c for c in CHANNELS if c in self.approvers) or "none"
+            raise ApprovalRefused(
+                f"approvals from the {decided_by.channel} are not allowed here "
+                f"([confirmation] approvers: {allowed})"
+            )
         record = self.store.get(pending_id)
         if record is None or self._clock() > record.pending.expires_at:
             return None
+        if decided_by.credential is not None and decided_by.credential == record.pending.principal:
+            raise ApprovalRefused(
+                f"{decided_by.credential} made this call, so it cannot approve it: "
+                "another operator must (a call is never approved by the credential that made it)"
+            )
         updated = self.store.transition(pending_id, ("pending",), "approved")
         return updated.pending if updated else None
 
     def deny(self, pending_id: str) -> bool:
-        """Host side: decline a pending call."""
+        """Host side: decline a pending call (any channel may decline)."""
         return self.store.transition(pending_id, ("pending",), "denied") is not None
 
     def pending(self) -> list[PendingConfirmation]:

@@ -1,6 +1,9 @@
 """Tool definitions: one vendor-neutral description of a tool, and the decorator that makes one.
 
 A params model's JSON schema and the validation of a call's arguments live in `arguments`.
+
+Longer than 400 lines because `ToolDefinition.__init__` is written out (see there), so every field
+is named four times: the dataclass, `__init__`, `@tool` and the definition built from its spec.
 """
 
 from __future__ import annotations
@@ -41,6 +44,10 @@ ParamsSource = type[BaseModel] | Callable[[], type[BaseModel]]
 """A params model, or a function that builds it on first use (for catalogs of thousands of tools)."""
 PermissionCheck = Callable[[BaseModel, ToolContext], str | None]
 """Sees the validated parameters and the context; returns a refusal reason, or None to allow."""
+Describer = Callable[[Any, ToolContext], Sequence[str] | Awaitable[Sequence[str]]]
+"""Says what a call is about, for the person who approves it (an event's title for its id): lines.
+
+Takes the validated params model (typed as the tool's own) and the call's context."""
 
 _SPEC_ATTR = "__gateway_tool__"
 
@@ -81,6 +88,7 @@ class ToolDefinition:
     timeout: float | None = None
     permission: PermissionCheck | None = None
     prompt: str | None = None
+    describe: Describer | None = None
     search_text: str = ""
     rank_weight: float = 1.0
     metadata: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
@@ -106,6 +114,7 @@ class ToolDefinition:
         timeout: float | None = None,
         permission: PermissionCheck | None = None,
         prompt: str | None = None,
+        describe: Describer | None = None,
         search_text: str = "",
         rank_weight: float = 1.0,
         metadata: Mapping[str, Any] | None = None,
@@ -129,6 +138,7 @@ class ToolDefinition:
             timeout=timeout,
             permission=permission,
             prompt=prompt,
+            describe=describe,
             search_text=search_text,
             rank_weight=rank_weight,
             metadata=MappingProxyType({}) if metadata is None else metadata,
@@ -217,6 +227,7 @@ def tool(
     timeout: float | None = None,
     permission: PermissionCheck | None = None,
     prompt: str | None = None,
+    describe: Describer | None = None,
 ) -> Callable[[F], F]:
     """Mark a function as a tool. The function is returned unchanged; register it with a Catalog.
 
@@ -225,7 +236,9 @@ def tool(
     parameter's annotation, is the params model); either way a parameter annotated `ToolContext`
     gets the call's context. The docstring's first line is the summary and the rest the description
     (the whole docstring for a params model), unless given here. `examples` holds example requests
-    (strings: what a user might say) and example calls (parameter mappings).
+    (strings: what a user might say) and example calls (parameter mappings). `describe(params, ctx)`
+    returns lines that tell the person approving a destructive call what it is about (an event's
+    title and time for its id); it runs before they are asked, and a failure only leaves it out.
     """
 
     def mark(fn: F) -> F:
@@ -248,6 +261,7 @@ def tool(
                 "timeout": timeout,
                 "permission": permission,
                 "prompt": prompt,
+                "describe": describe,
             },
         )
         return fn
@@ -304,6 +318,7 @@ def definition_from_function(fn: Callable[..., Any]) -> tuple[ToolDefinition | N
         timeout=spec["timeout"],
         permission=spec["permission"],
         prompt=spec["prompt"],
+        describe=spec["describe"],
     )
     problems.extend(definition_problems(definition, undescribed=undescribed))
     return (None if problems else definition), problems

@@ -21,11 +21,20 @@ from .errors import ToolInputError
 from .names import closest_names
 from .rendering import safe_text, to_jsonable
 from .search import SearchIndex
+from .search.verbs import analyse
 
 MAX_DISCOVER_LIMIT = 50
 VOTE_WEIGHT = 2.0
-"""A learned vote of 1 adds twice the page's best text score: a request made before finds where it
+"""A learned vote of 1 adds twice the page's best text score: requests made before find where they
 ended, whatever the tools' text says; a weak vote only reorders near neighbours."""
+LEAD_MARGIN = 1.0
+"""The text's first keeps first place unless a voted tool's blended score passes its own by this
+much (the text's best score): a vote takes first place from the words' best match only when it is
+strong and the words are not clearly for that match (one past request, at most half a vote, never
+does)."""
+
+_LEAD_DEPTH = 50
+"""How deep a ranking is read for a tool that may lead, when its best ones all need a confirmation."""
 
 Votes = Callable[[str, Collection[str] | None, Collection[str] | None], Mapping[str, float]]
 """(query, categories, actions) -> tool name -> vote in (0, 1]: what earlier traffic says."""
@@ -105,15 +114,17 @@ def discover(
         # The index ranks (exact name, name prefix, then score) and filters.
         exact = index.tool(query.strip().lower()) is not None  # an exact name stays first: no vote asked
         learned = votes(query, categories, actions) if votes is not None and not exact else {}
-        if learned:
-            page, total = _blend(
-                index, query, learned, categories=categories, actions=actions, offset=offset, limit=limit
-            )
-        else:
-            found, total = index.page(
-                query, categories=categories, actions=actions, offset=offset, limit=limit
-            )
-            page = [d for d, _ in found]  # scores already scaled by each tool's rank_weight
+
+        def ranked(depth: int) -> tuple[list[ToolDefinition], int]:
+            if learned:
+                return _blend(index, query, learned, categories=categories, actions=actions, depth=depth)
+            found, total = index.page(query, categories=categories, actions=actions, limit=depth)
+            return [d for d, _ in found], total  # scores already scaled by each tool's rank_weight
+
+        first, total = ranked(offset + limit)
+        if not exact:
+            first = _asked_first(first, asked_actions(query, actions), ranked)
+        page = first[offset : offset + limit]
     else:
         pool = [
             d
@@ -142,6 +153,44 @@ def discover(
     return out
 
 
+def asked_actions(query: str, actions: Collection[str] | None = None) -> frozenset[str]:
+    """The actions a request asks: those its words name ("cancel my 3pm" names delete, "move my
+    dentist appointment" none, `gateway.search.verbs`) and those of its actions filter."""
+    return frozenset(analyse(query)[1]) | frozenset(actions or ())
+
+
+def may_lead(d: ToolDefinition, asked: Collection[str]) -> bool:
+    """Whether `d` may rank first for a request asking `asked`: a tool that needs confirmation and
+    deletes only when the request asks to delete ("cancel my 3pm" does; "move my dentist
+    appointment", "show my events" and "create an event" do not)."""
+    return not (d.is_destructive and d.action == "delete") or "delete" in asked
+
+
+def _asked_first(
+    first: list[ToolDefinition],
+    asked: Collection[str],
+    ranked: Callable[[int], tuple[list[ToolDefinition], int]],
+) -> list[ToolDefinition]:
+    """`first` (a ranking's best) with its best tool that may lead moved to the top when its top needs
+    a confirmation the request did not ask for: however the text, the dense layer or learning ranked
+    it, a destructive tool the words do not ask is never the first answer. Only the tools between
+    the two move, one place down, so every page of the request sees the same order."""
+    if not first or may_lead(first[0], asked):
+        return first
+    lead = next((i for i, d in enumerate(first) if may_lead(d, asked)), None)
+    if lead is None and len(first) < _LEAD_DEPTH:
+        deeper, _ = ranked(_LEAD_DEPTH)
+        lead = next((i for i, d in enumerate(deeper) if may_lead(d, asked)), None)
+        if lead is None:
+            return first
+        return [deeper[lead], *first[: len(first) - 1]] if lead >= len(first) else _moved(first, lead)
+    return first if lead is None else _moved(first, lead)
+
+
+def _moved(first: list[ToolDefinition], lead: int) -> list[ToolDefinition]:
+    return [first[lead], *first[:lead], *first[lead + 1 :]]
+
+
 def _blend(
     index: SearchIndex,
     query: str,
@@ -149,12 +198,10 @@ def _blend(
     *,
     categories: Collection[str] | None,
     actions: Collection[str] | None,
-    offset: int,
-    limit: int,
+    depth: int,
 ) -> tuple[list[ToolDefinition], int]:
-    """The text's ranking with `VOTE_WEIGHT` times each learned vote added to its tool's score (the
-    scores divided by the best); the total counts the voted tools too."""
-    depth = offset + limit
+    """The text's best `depth` with `VOTE_WEIGHT` times each learned vote added to its tool's score
+    (the scores divided by the best); the total counts the voted tools too."""
     if len(learned) > depth:
         # A page of `depth` holds at most `depth` voted tools: the strongest votes are the ones that
         # can place (a weaker vote with a strong text score is already among the text's best).
@@ -163,9 +210,9 @@ def _blend(
         query,
         categories=categories,
         actions=actions,
-        offset=offset,
-        limit=limit,
+        limit=depth,
         boosts={name: VOTE_WEIGHT * vote for name, vote in learned.items()},
+        hold=LEAD_MARGIN,
     )
     return [d for d, _ in found], total
 

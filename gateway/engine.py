@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import logging
 import math
 import os
 import time
-from collections.abc import Awaitable, Collection, Iterable, Mapping
+from collections.abc import Awaitable, Collection, Mapping
 from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -21,10 +22,19 @@ from . import discovery
 from .arguments import Unusable, read_arguments, validate_arguments
 from .audit import Auditor, AuditSink, Outcome, Redactor, redact_secrets
 from .catalog import Catalog
-from .confirmation import ConfirmationGate, NeedsConfirmation, Proceed, Refused
+from .confirmation import (
+    HOST,
+    ConfirmationGate,
+    DecidedBy,
+    NeedsConfirmation,
+    Proceed,
+    Refused,
+    describe_call,
+)
 from .context import ErrorInfo, PendingConfirmation, Principal, Problem, ToolContext, ToolResult
 from .definition import ToolDefinition
 from .errors import ToolFailed, ToolInputError, UnknownTool
+from .indexes import Indexes
 from .meta_tools import build_meta_catalog
 from .names import closest_names
 from .policy import Policy
@@ -37,7 +47,7 @@ from .rendering import (
     too_large,
     unknown_meta_tool,
 )
-from .search import SearchIndex, dense_available, semantic_available
+from .search import SearchIndex
 from .telemetry import Observation, Telemetry
 from .usage import NO_SESSION, Usage
 
@@ -45,16 +55,16 @@ log = logging.getLogger("gateway")
 T = TypeVar("T")
 
 DEFAULT_TIMEOUT_SECONDS = 60.0
-_MAX_PARTIAL_INDEXES = 8  # indexes of visible sets narrower than the catalog, kept at once
 MAX_PARAMETER_BYTES = 100_000
 
 
 class _CallError(Exception):
     """Internal: a model-facing error on its way to a ToolResult."""
 
-    def __init__(self, info: ErrorInfo, outcome: Outcome) -> None:
+    def __init__(self, info: ErrorInfo, outcome: Outcome, decided_by: DecidedBy | None = None) -> None:
         self.info = info
         self.outcome = outcome
+        self.decided_by = decided_by
 
 
 def _elapsed_ms(start: float) -> float:
@@ -106,7 +116,6 @@ class Gateway:
         dense: bool | None = False,
     ) -> None:
         self.catalog = catalog
-        self.dense = dense
         self.resources: Mapping[type, object] = dict(resources or {})
         self.policy = policy or Policy()
         self.gate = gate or ConfirmationGate()
@@ -114,13 +123,11 @@ class Gateway:
         self.default_timeout = default_timeout
         self.max_parameter_bytes = max_parameter_bytes
         self.search_cache_dir = search_cache_dir
+        self.indexes = Indexes(search_cache_dir, dense)
         self.usage = usage
         self.telemetry = telemetry or Telemetry()
         self.meta = build_meta_catalog(self)
-        self._index: tuple[int, SearchIndex] | None = None
         self._visible: dict[tuple[int, Principal], tuple[ToolDefinition, ...]] = {}
-        # id of a visible tuple -> (that tuple, its names, the index of those tools)
-        self._partial: dict[int, tuple[tuple[ToolDefinition, ...], tuple[str, ...], SearchIndex]] = {}
 
     # -- what a principal may see -------------------------------------------------
 
@@ -143,38 +150,11 @@ class Gateway:
         return d
 
     def index(self, principal: Principal | None = None) -> SearchIndex:
-        """The search index over the tools `principal` may see (None: the whole catalog).
-
-        Every step of ranking sees only those tools: their words, their statistics, whether anything
-        matched and how many did. A principal who sees every tool shares the catalog's index;
-        others get an index of their own visible set, kept for the few sets in use.
-        """
-        if self._index is None or self._index[0] != self.catalog.version:
-            self._index = (self.catalog.version, self._build_index(self.catalog))
-            self._partial.clear()
-        if principal is None:
-            return self._index[1]
-        visible = self.visible(principal)
-        if len(visible) == len(self.catalog):
-            return self._index[1]
-        # `visible` is the same tuple for the same principal and catalog: found by identity first.
-        found = self._partial.pop(id(visible), None)
-        if found is None or found[0] is not visible:
-            names = tuple(d.name for d in visible)
-            same = next((f for f in self._partial.values() if f[1] == names), None)
-            found = (visible, names, same[2] if same is not None else self._build_index(visible))
-        self._partial[id(visible)] = found  # most recently used last
-        while len(self._partial) > _MAX_PARTIAL_INDEXES:
-            del self._partial[next(iter(self._partial))]
-        return found[2]
-
-    def _build_index(self, tools: Iterable[ToolDefinition]) -> SearchIndex:
-        if self.dense is None:  # the first search decides: without a search, no model is loaded
-            self.dense = semantic_available() and dense_available()
-        if self.search_cache_dir is False:
-            return SearchIndex(tools, dense=self.dense)
-        # A large catalog's index comes from the disk cache when its text is unchanged.
-        return SearchIndex.load_or_build(tools, self.search_cache_dir, dense=self.dense)
+        """The search index over the tools `principal` may see (None: the whole catalog)."""
+        whole = self.indexes.whole(self.catalog, self.catalog.version)
+        if principal is None or len(visible := self.visible(principal)) == len(self.catalog):
+            return whole
+        return self.indexes.narrower(visible)
 
     def unknown_tool(self, name: str, principal: Principal) -> UnknownTool:
         names = [d.name for d in self.visible(principal)]
@@ -214,7 +194,7 @@ class Gateway:
             def votes(
                 text: str, cats: Collection[str] | None, acts: Collection[str] | None
             ) -> Mapping[str, float]:
-                return usage.votes(visible, text, categories=cats, actions=acts)
+                return usage.votes(visible, text, principal=principal.id, categories=cats, actions=acts)
 
         out = discovery.discover(
             visible,
@@ -227,7 +207,8 @@ class Gateway:
             votes=votes,
         )
         if usage is not None and query and query.strip() and "tools" in out:
-            usage.searched(session, query.strip(), [t["name"] for t in out["tools"]], out["total"])
+            shown = [t["name"] for t in out["tools"]]
+            usage.searched(principal.id, session, query.strip(), shown, out["total"])
         return out
 
     def schema(self, principal: Principal, tool_name: str) -> dict[str, Any]:
@@ -285,7 +266,7 @@ class Gateway:
         name = safe_text(tool_name, 80)
         audited: Mapping[str, Any] | None = None
 
-        def audit(outcome: Outcome, code: str | None = None) -> None:
+        def audit(outcome: Outcome, code: str | None = None, by: DecidedBy | None = None) -> None:
             seen.outcome, seen.error_code = outcome, code
             self.auditor.log(
                 principal=ctx.principal.id,
@@ -297,6 +278,7 @@ class Gateway:
                 error_code=code,
                 params=audited,
                 agent=ctx.principal.agent,
+                decided_by=by.as_json() if by is not None else None,
             )
 
         try:
@@ -310,22 +292,23 @@ class Gateway:
             audited = canonical
             if d.permission is not None and (reason := d.permission(params, ctx)):
                 raise _CallError(error_info(ToolFailed("permission_denied", reason)), "denied")
+            described = functools.partial(describe_call, d, params, ctx)  # what the approver reads
             decision = await self.gate.check(
-                d, canonical, ctx.principal, confirmation, session=ctx.session_id
+                d, canonical, ctx.principal, confirmation, session=ctx.session_id, describe=described
             )
             if isinstance(decision, NeedsConfirmation):
                 audit("pending_confirmation")
                 return self._pending(d, ctx, decision.pending, start)
             if isinstance(decision, Refused):
                 info = ErrorInfo(decision.code, decision.message, decision.next_step)
-                raise _CallError(info, "declined" if decision.code == "declined" else "refused")
+                raise _CallError(info, decision.outcome, decision.decided_by)
             if isinstance(decision, Proceed) and decision.approved:
-                audit("approved")
+                audit("approved", by=decision.decided_by)
             if not d.read_only:  # on disk before the tool runs: its effect is never unrecorded
                 audit("attempt")
             output = await self._run(d, params, ctx)
         except _CallError as exc:
-            audit(exc.outcome, exc.info.code)
+            audit(exc.outcome, exc.info.code, exc.decided_by)
             return ToolResult(name, ctx.call_id, "error", error=exc.info, duration_ms=_elapsed_ms(start))
         audit("executed")
         if self.usage is not None:
@@ -334,13 +317,28 @@ class Gateway:
             d.name, ctx.call_id, "ok", output=to_jsonable(output), duration_ms=_elapsed_ms(start)
         )
 
-    def approve(self, pending_id: str) -> PendingConfirmation | None:
-        """Host side: approve a pending destructive call (never reachable by the model)."""
-        return self.gate.approve(pending_id)
+    def approve(self, pending_id: str, *, decided_by: DecidedBy = HOST) -> PendingConfirmation | None:
+        """Host side: approve a pending destructive call (never reachable by the model).
 
-    def deny(self, pending_id: str) -> bool:
-        """Host side: decline a pending destructive call."""
-        return self.gate.deny(pending_id)
+        `decided_by` says who decided (the channel and the operator); the decision is audited.
+        None when the call is unknown, expired or already decided.
+
+        Raises:
+            ApprovalRefused: approvals from that channel are not allowed (`[confirmation] approvers`),
+                or the credential deciding is the principal that made the call.
+        """
+        approved = self.gate.approve(pending_id, decided_by=decided_by)
+        if approved is not None:
+            self.auditor.decided(approved, "approved_by_host", decided_by.as_json())
+        return approved
+
+    def deny(self, pending_id: str, *, decided_by: DecidedBy = HOST) -> bool:
+        """Host side: decline a pending destructive call (from any channel); the decision is audited."""
+        record = self.gate.store.get(pending_id)
+        denied = self.gate.deny(pending_id)
+        if denied and record is not None:
+            self.auditor.decided(record.pending, "denied_by_host", decided_by.as_json())
+        return denied
 
     # -- pieces ------------------------------------------------------------------------
 

@@ -1,27 +1,146 @@
-"""Files the gateway keeps for itself (caches, pins): written whole or not at all, old ones pruned."""
+"""Files the gateway keeps for itself (caches, pins, its data directory): written whole or not at all,
+old ones pruned, readable by their owner only."""
 
 from __future__ import annotations
 
 import contextlib
+import fnmatch
 import json
+import logging
 import os
 import secrets
+import stat
 import tempfile
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, BinaryIO
 
 from .errors import UserError
+
+log = logging.getLogger("gateway.files")
+
+PRIVATE_DIR = 0o700
+PRIVATE_FILE = 0o600
+# What the gateway writes in its data directory: SQLite databases with their journals, the audit
+# log, tokens and secrets, its own temporary files, and the folders of fronting and OpenAPI caches
+# (whole). Anything else an operator keeps there is left as it is.
+_DATA_DIR_ENTRIES = (
+    "*.sqlite3",
+    "*.sqlite3-wal",
+    "*.sqlite3-shm",
+    "*.sqlite3-journal",
+    "*.jsonl",
+    "console-token",
+    "confirmation-secret",
+    "google-token.json",
+    ".*.tmp",
+    "mcp",
+    "openapi",
+)
+_SQLITE_COMPANIONS = ("-wal", "-shm", "-journal")
+_warned: set[Path] = set()
+_warned_lock = threading.Lock()
+
+
+def private_dir(path: Path) -> None:
+    """Make `path` (and missing parents) as a directory; when made here, it is readable by its owner only."""
+    path.mkdir(mode=PRIVATE_DIR, parents=True, exist_ok=True)
+
+
+def create_private(path: Path) -> None:
+    """Create `path` empty, readable by its owner only, unless something exists there (its directory too).
+
+    A file made by a later `open` or `sqlite3.connect` would take the process's umask (often 0644);
+    made here first, there is no moment when another user could open it.
+
+    Raises:
+        OSError: it cannot be made (a directory in the way, no permission).
+    """
+    private_dir(path.parent)
+    with contextlib.suppress(IsADirectoryError):  # left for the code that opens it to explain
+        os.close(os.open(path, os.O_RDONLY | os.O_CREAT, PRIVATE_FILE))
+
+
+def sqlite_files(path: Path) -> list[Path]:
+    """A SQLite database and the journal files SQLite keeps beside it."""
+    return [path, *(path.with_name(path.name + suffix) for suffix in _SQLITE_COMPANIONS)]
+
+
+def keep_private(data_dir: Path, *, files: Iterable[Path] = ()) -> None:
+    """Keep the data directory and what the gateway writes to it readable by its owner only.
+
+    A missing directory is made with mode 0700. An existing one (written by an older version, or
+    under a loose umask) is tightened: the directory, the gateway's files in it (`_DATA_DIR_ENTRIES`,
+    its cache folders whole) and `files` kept elsewhere lose every permission of group and others;
+    the owner's are kept. What was tightened is logged once per data directory and process.
+    Symbolic links and other users' files are left alone; a path that cannot be changed is skipped,
+    for the code that opens it to report.
+    """
+    if not data_dir.exists():
+        with contextlib.suppress(OSError):
+            private_dir(data_dir)
+        return
+    tightened = _tighten([data_dir]) if data_dir.is_dir() else []
+    with contextlib.suppress(OSError):
+        if data_dir.is_dir():
+            entries = [
+                entry
+                for entry in sorted(data_dir.iterdir())
+                if any(fnmatch.fnmatchcase(entry.name, pattern) for pattern in _DATA_DIR_ENTRIES)
+            ]
+            tightened += _tighten(entries, recurse=True)
+    tightened += _tighten(files)
+    if not tightened:
+        return
+    with _warned_lock:
+        if data_dir in _warned:
+            return
+        _warned.add(data_dir)
+    names = [_shown(path, data_dir) for path in tightened]
+    shown = ", ".join(names[:10]) + (f" and {len(names) - 10} more" if len(names) > 10 else "")
+    log.warning(
+        "other users could read the gateway's files; made them readable by their owner only: %s", shown
+    )
+
+
+def _tighten(paths: Iterable[Path], *, recurse: bool = False) -> list[Path]:
+    """Remove group and other permissions from `paths` (folders with what is in them, if `recurse`)."""
+    changed: list[Path] = []
+    for path in paths:
+        try:
+            info = path.lstat()
+        except OSError:
+            continue
+        if stat.S_ISLNK(info.st_mode) or info.st_uid != os.geteuid():
+            continue
+        if info.st_mode & 0o077:
+            try:
+                os.chmod(path, stat.S_IMODE(info.st_mode) & ~0o077)
+            except OSError:
+                continue
+            changed.append(path)
+        if recurse and stat.S_ISDIR(info.st_mode):
+            with contextlib.suppress(OSError):
+                changed += _tighten(sorted(path.iterdir()), recurse=True)
+    return changed
+
+
+def _shown(path: Path, data_dir: Path) -> str:
+    try:
+        return str(path.relative_to(data_dir)) if path != data_dir else str(data_dir)
+    except ValueError:
+        return str(path)
 
 
 def write_atomic(path: Path, write: Callable[[BinaryIO], object]) -> None:
     """Write a file so a reader never sees half of it: `write` fills a temporary file, then a rename.
 
     Args:
-        path: the file; its directory is made when missing.
+        path: the file (readable by its owner only); its directory is made when missing.
         write: writes the whole content to the binary file handle it is given.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
+    private_dir(path.parent)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as handle:
@@ -63,9 +182,9 @@ def private_secret(path: Path, *, what: str) -> str:
         UserError: the file is readable by others, too short, or cannot be read or made.
     """
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(path.parent)
         try:
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, PRIVATE_FILE)
         except FileExistsError:
             pass
         else:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+import unicodedata
 from collections.abc import Sequence
 from typing import Any
 
@@ -29,6 +30,8 @@ _MAX_MSG = 200
 HIDDEN_CHARACTERS = "\u00ad\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\U000e0000-\U000e007f"
 _CONTROL = re.compile(f"[\x00-\x1f\x7f-\x9f{HIDDEN_CHARACTERS}]")
 _CONTROL_BUT_LINES = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{HIDDEN_CHARACTERS}]")
+# What `shown` escapes: controls, format characters (bidi, zero-width, tags), surrogates, separators.
+_UNSAFE_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
 
 _NEXT_STEP = {
     "not_found": "Check the id: search or list to find the right item, then call again with it.",
@@ -49,24 +52,36 @@ def safe_text(value: object, limit: int) -> str:
 
 
 def _escape(match: re.Match[str]) -> str:
-    code = ord(match.group())
+    return _escape_char(match.group())
+
+
+def _escape_char(ch: str) -> str:
+    code = ord(ch)
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
 def shown(value: object, *, lines: bool = False) -> str:
     """Text from a model, a client or an outside description, made safe to show a person.
 
-    Every control character (C0 with ESC, DEL, C1) and every character that reorders or hides text
-    (bidi overrides like U+202E, zero-width characters) becomes a visible escape such as `\\x1b`:
-    a terminal never runs it and a reader sees it was there. Applied where such text is printed
-    or logged (the command line, log lines); the console's pages escape HTML besides.
+    Every control character (C0 with ESC, DEL, C1), every format character that reorders or hides
+    text (bidi overrides like U+202E, zero-width and tag characters) and every line or paragraph
+    separator becomes a visible escape such as `\\x1b`: a terminal never runs it and a reader sees
+    it was there. The one helper for every place such text is printed or logged (the command line,
+    approval previews, log lines); the console's pages escape HTML besides.
 
     Args:
         value: the text (anything else is shown as `str(value)`).
         lines: keep newlines and tabs (a multi-line preview or description); otherwise they are
             escaped too, so one value cannot forge the next line of a table.
     """
-    return (_CONTROL_BUT_LINES if lines else _CONTROL).sub(_escape, str(value))
+    text = str(value)
+    if text.isprintable():  # no control, format or separator character but the space
+        return text
+    keep = "\n\t" if lines else ""
+    return "".join(
+        _escape_char(ch) if ch not in keep and unicodedata.category(ch) in _UNSAFE_CATEGORIES else ch
+        for ch in text
+    )
 
 
 class ShownFormatter(logging.Formatter):

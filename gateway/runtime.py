@@ -8,6 +8,7 @@ import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from datetime import datetime
+from pathlib import Path
 
 from .audit import JsonlAuditLog
 from .catalog import Catalog, bulk_allocation
@@ -16,8 +17,11 @@ from .confirmation import Approver, ConfirmationGate
 from .context import Principal
 from .engine import Gateway
 from .errors import UserError
+from .files import keep_private, sqlite_files
 from .policy import Policy, Rule
-from .search import dense_available, semantic_available
+from .search.encoder import packages_installed, use_model
+from .search.models import DEFAULT_MODEL, ModelReference
+from .settings import DenseSettings
 from .stores import close_store, open_store
 from .telemetry.setup import open_telemetry
 from .toolset import ProviderOptions, load_provider
@@ -70,7 +74,29 @@ def open_usage(settings: Settings) -> Usage | None:
     except (OSError, sqlite3.Error) as exc:
         log.warning("learning from use is off: cannot open %s (%s)", settings.usage_path, exc)
         return None
-    return Usage(store)
+    return Usage(store, min_principals=config.min_principals)
+
+
+def _private_files(settings: Settings) -> list[Path]:
+    """The files of the gateway that may be kept outside its data directory (configured paths)."""
+    files = [
+        settings.audit_path,
+        *sqlite_files(settings.usage_path),
+        *sqlite_files(settings.confirmation_path),
+    ]
+    if settings.google.token_file is not None:
+        files.append(settings.google.token_file)
+    return files
+
+
+def dense_model(settings: DenseSettings) -> ModelReference:
+    """The sentence encoder `[search.dense]` names: the default one (its hashes pinned in code) unless
+    another model, its revision and its files' hashes are given; `path` is looked at first."""
+    if settings.model is None:
+        files = settings.files or DEFAULT_MODEL.files
+        return ModelReference(DEFAULT_MODEL.repo_id, DEFAULT_MODEL.revision, dict(files), settings.path)
+    assert settings.revision is not None  # the settings require it with a model
+    return ModelReference(settings.model, settings.revision, dict(settings.files), settings.path)
 
 
 @contextmanager
@@ -85,13 +111,15 @@ def open_gateway(
 
     `prometheus`: keep metrics for a scrape (`gateway serve --transport http` serves them at /metrics).
     """
-    if settings.search.dense == "on" and not (semantic_available() and dense_available()):
-        raise UserError(
-            "search.dense is 'on' (GATEWAY_DENSE) but the dense layer is not installed: "
-            "pip install 'metatool-gateway[dense]', or set it to 'auto'"
-        )
+    keep_private(settings.data_dir, files=_private_files(settings))
     catalog = Catalog()
     policy = policy_from(settings)
+    use_model(dense_model(settings.search.dense))
+    if settings.search.dense.mode == "on" and not packages_installed():  # said now, not as a traceback
+        raise UserError(
+            "search.dense is 'on' (GATEWAY_DENSE) but the dense extra is not installed: "
+            "pip install 'metatool-gateway[dense]', or set it to 'auto'"
+        )
     options = ProviderOptions(
         data_dir=settings.data_dir,
         timezone=settings.timezone,
@@ -142,6 +170,8 @@ def open_gateway(
             ttl_seconds=settings.confirmation.ttl_seconds,
             store=store,
             secret=secret.get_secret_value().encode() if secret else None,
+            approvers=settings.confirmation.approvers,
+            max_preview_bytes=settings.confirmation.max_preview_bytes,
         )
         usage = open_usage(settings)
         if usage is not None:
@@ -158,7 +188,7 @@ def open_gateway(
             audit=audit,
             usage=usage,
             telemetry=telemetry,
-            dense={"auto": None, "on": True, "off": False}[settings.search.dense],
+            dense={"auto": None, "on": True, "off": False}[settings.search.dense.mode],
         )
     finally:
         for close in reversed(closers):

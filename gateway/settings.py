@@ -6,8 +6,10 @@ this module only says what is valid, with a sentence for each thing that is not.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
+from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import platformdirs
@@ -16,6 +18,7 @@ from pydantic import (
     ConfigDict,
     Field,
     SecretStr,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
@@ -71,6 +74,11 @@ class ConfirmationSettings(_Section):
     path: Path | None = None
     redis_url: str = "redis://127.0.0.1:6379/0"
     secret: SecretStr | None = None
+    # Who may approve a destructive call. Not "elicitation" by default: there the MCP client that
+    # made the call answers its own question. Any channel may decline.
+    approvers: list[Literal["elicitation", "console", "terminal", "host"]] = ["console", "terminal", "host"]
+    # The preview an approver reads is never cut; past this size the call is refused instead.
+    max_preview_bytes: int = Field(8192, ge=256)
 
     @field_validator("secret")
     @classmethod
@@ -108,6 +116,55 @@ class TokenSettings(_Section):
         return self
 
 
+_LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
+# Asymmetric only: a key published in a JWKS can never be an HMAC secret, and "none" is no signature.
+JwtAlgorithm = Literal[
+    "RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"
+]
+
+
+def https_or_loopback(value: str | None, what: str) -> str | None:
+    """`value` if it is an https URL, or http on a loopback address.
+
+    Raises:
+        ValueError: anything else, saying why.
+    """
+    if value is None:
+        return value
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"{what} must be an http(s) URL, e.g. https://auth.example.com")
+    if parts.scheme == "http" and parts.hostname not in _LOOPBACK_NAMES:
+        raise ValueError(
+            f"{what} must use https (plain http only on a loopback address): keys fetched in clear can be forged"
+        )
+    return value
+
+
+class OAuthSettings(_Section):
+    """`gateway serve --transport http` as an OAuth resource server (docs/mcp.md, "Authentication").
+
+    Access tokens are JWTs from `issuer`, checked against its published keys (JWKS).
+    """
+
+    issuer: str  # the authorization server; a token's `iss` must be exactly this
+    resource: str | None = None  # this server's URL as clients reach it; default: the URL it serves
+    audience: str | None = None  # what a token's `aud` must hold; default: `resource`
+    jwks_uri: str | None = None  # default: the `jwks_uri` of the issuer's discovery document
+    scopes: list[str] = []  # every token must carry these; advertised as `scopes_supported`
+    algorithms: list[JwtAlgorithm] = Field(["RS256", "ES256"], min_length=1)
+    principal_claim: str = Field("sub", min_length=1)  # the claim naming the principal
+    roles_claim: str | None = "roles"  # a list (or space-separated string) of roles; dots reach into objects
+    leeway_seconds: float = Field(30.0, ge=0, le=300)  # clock skew allowed on `exp` and `nbf`
+    jwks_min_refresh_seconds: float = Field(60.0, ge=1)  # an unknown `kid` refetches at most this often
+    jwks_max_age_seconds: float = Field(3600.0, ge=60)  # keys are refetched at least this often
+
+    @field_validator("issuer", "resource", "jwks_uri")
+    @classmethod
+    def _secure(cls, value: str | None, info: ValidationInfo) -> str | None:
+        return https_or_loopback(value, info.field_name or "url")
+
+
 class ServeSettings(_Section):
     transport: Literal["stdio", "http"] = "stdio"
     host: str = "127.0.0.1"
@@ -117,6 +174,7 @@ class ServeSettings(_Section):
     # Host names answered on every route (docs/mcp.md); default: loopback names, or the bound address.
     allowed_hosts: list[str] | None = None
     allowed_origins: list[str] = []  # web origins allowed besides the server's own
+    oauth: OAuthSettings | None = None  # JWT access tokens from an authorization server
 
 
 class ConsoleSettings(_Section):
@@ -161,15 +219,55 @@ class UsageSettings(_Section):
     max_queries_per_tool: int = Field(100, ge=1)
     max_count_per_principal: int = Field(3, ge=1)  # one principal repeating a pair counts at most this
     max_pairs_per_principal_per_day: int = Field(500, ge=1)
+    # Distinct principals a pair needs before it moves anyone else's ranking (one's own count at once).
+    min_principals: int = Field(3, ge=1)
     half_life_days: float = Field(30.0, gt=0)
     retention_days: float = Field(180.0, gt=0)
+
+
+_MODEL_FILES = ("config.json", "tokenizer.json", "model.safetensors")  # what the encoder reads
+
+
+class DenseSettings(_Section):
+    """The dense layer of search and its sentence encoder, named by reference (docs/discovery.md).
+
+    `dense = "off"` is short for `[search.dense] mode = "off"`.
+    """
+
+    # "auto": on when the `dense` extra is installed and the model's files are on this machine.
+    mode: Literal["auto", "on", "off"] = "auto"
+    # Another BERT-family sentence encoder on the Hugging Face hub (default: all-MiniLM-L6-v2 at
+    # its pinned revision, with its files' sha256 pinned in code); `revision` and `files` required.
+    model: str | None = Field(None, pattern=r"^[\w.-]+/[\w.-]+$")
+    revision: str | None = Field(None, pattern=r"^[0-9a-f]{40}$")  # the commit, never a branch
+    files: dict[str, str] = {}  # sha256 of config.json, tokenizer.json and model.safetensors
+    path: Path | None = None  # a directory holding the files, looked at before the Hugging Face cache
+
+    @model_validator(mode="after")
+    def _pinned(self) -> DenseSettings:
+        if self.model is not None and (self.revision is None or not self.files):
+            raise ValueError("a model other than the default needs its revision and files (their sha256)")
+        if self.revision is not None and self.model is None:
+            raise ValueError("revision is the commit of `model`: set model too")
+        if self.files:
+            if sorted(self.files) != sorted(_MODEL_FILES):
+                raise ValueError(f"files must give the sha256 of exactly {', '.join(_MODEL_FILES)}")
+            bad = [name for name, digest in self.files.items() if not re.fullmatch(r"[0-9a-f]{64}", digest)]
+            if bad:
+                raise ValueError(f"not a sha256 (64 lowercase hex digits): {', '.join(sorted(bad))}")
+        return self
 
 
 class SearchSettings(_Section):
     """How `discover_tools` ranks (docs/discovery.md)."""
 
-    # The sentence encoder's layer (the `dense` extra): "auto" uses it when the extra is installed.
-    dense: Literal["auto", "on", "off"] = "auto"
+    # The sentence encoder's layer (the `dense` extra): a mode ("auto", "on", "off") or a table.
+    dense: DenseSettings = DenseSettings()
+
+    @field_validator("dense", mode="before")
+    @classmethod
+    def _mode_alone(cls, value: Any) -> Any:
+        return {"mode": value} if isinstance(value, str) else value
 
 
 class GoogleSettings(_Section):
@@ -219,6 +317,7 @@ class OpenApiSettings(_Section):
     spec: Path  # the description: JSON or YAML, OpenAPI 3.0 or 3.1
     base_url: str | None = None  # default: the spec's first server, its variables at their defaults
     server_variables: dict[str, str] = {}
+    allowed_servers: list[str] = []  # other servers (origins) requests and credentials may go to
     include_tags: list[str] = []
     exclude_tags: list[str] = []
     include_paths: list[str] = []  # path globs, e.g. "/repos/*"
@@ -228,9 +327,10 @@ class OpenApiSettings(_Section):
     read_only: bool = False  # serve only GET, HEAD and OPTIONS operations
     safe: list[str] = []  # POST/PUT/PATCH that are not destructive: operation ids, "tag:NAME" or path globs
     auth: OpenApiAuthSettings = OpenApiAuthSettings()
-    timeout: float = Field(30.0, gt=0)  # seconds per request
+    timeout: float = Field(30.0, gt=0)  # seconds per request, connect to last byte
     retries: int = Field(2, ge=0, le=5)  # of safe methods on 429 and 503
     max_response_bytes: int = Field(1_000_000, gt=0)
+    max_in_flight: int = Field(4, ge=1, le=64)  # calls at once; more are refused as busy
 
 
 class Settings(_Section):

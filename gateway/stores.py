@@ -25,7 +25,7 @@ from pydantic import SecretStr
 from .confirmation import ConfirmationStore, MemoryConfirmationStore, Record, State
 from .context import PendingConfirmation
 from .errors import UserError
-from .files import private_secret
+from .files import private_dir, private_secret
 
 if TYPE_CHECKING:
     from .config import Settings
@@ -73,7 +73,7 @@ class SqliteConfirmationStore:
 
     def __init__(self, path: Path | str, *, clock: Callable[[], float] = time.time) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(self.path.parent)
         os.close(os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600))
         self._clock = clock
         self._lock = threading.Lock()

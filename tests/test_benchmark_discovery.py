@@ -115,3 +115,25 @@ def test_a_folder_without_queries_says_where_the_data_comes_from(spec: Path, tmp
     done = _run(str(tmp_path / "nowhere"), "--openapi", f"pets={spec}")
     assert done.returncode == 2 and done.stdout == ""
     assert "queries.jsonl not found" in done.stderr and "tools.jsonl not found" not in done.stderr
+
+
+def test_a_history_file_is_learned_from_and_each_history_row_says_its_harm(
+    spec: Path, tmp_path: Path
+) -> None:
+    folder = _queries(tmp_path / "pets", {"query": "get rid of my goldfish", "gold": ["pets_delete_pet"]})
+    history = tmp_path / "history.jsonl"
+    history.write_text(json.dumps({"query": "get rid of the goldfish", "gold": ["pets_delete_pet"]}) + "\n")
+    done = _run(str(folder), "--openapi", f"pets={spec}", "--history", str(history))
+    assert done.returncode == 0, done.stderr
+    rows = [line for line in done.stdout.splitlines() if "with 100% of the history (1 queries)" in line]
+    assert rows and all(row.endswith("| 0 (0.00%) |") for row in rows)
+
+
+def test_a_missing_history_file_is_named_as_a_file(spec: Path, tmp_path: Path) -> None:
+    folder = _queries(tmp_path / "pets", {"query": "list pets", "gold": ["pets_list_pets"]})
+    done = _run(str(folder), "--openapi", f"pets={spec}", "--history", str(tmp_path / "none.jsonl"))
+    assert done.returncode == 2 and done.stdout == ""
+    assert (
+        done.stderr.startswith("benchmarks.discovery --history: no history file at")
+        and "dataset" not in done.stderr
+    )

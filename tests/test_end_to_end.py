@@ -82,6 +82,7 @@ def test_an_agent_shaped_session_creates_and_deletes_an_event(gw: Gateway, tmp_p
         "executed",
         "pending_confirmation",
         "executed",
+        "approved_by_host",  # the host's decision, with who made it
         "approved",
         "attempt",
         "executed",

@@ -42,14 +42,37 @@ def tool_annotations(d: ToolDefinition) -> dict[str, Any]:
     return {"readOnlyHint": False, "destructiveHint": True, "idempotentHint": False, "openWorldHint": True}
 
 
+TITLES = {
+    "discover_tools": "Discover tools",
+    "get_tool_schema": "Read a tool's schema",
+    "invoke_tool": "Run a tool",
+}
+"""The meta-tools' display names, for the client's UI (the model reads names and descriptions)."""
+
+ALWAYS_LOAD = {"anthropic/alwaysLoad": True}
+"""Asks a client that defers MCP tools behind its own tool search (Claude Code) to load these: they
+are the way to every other tool, and three of them cost little."""
+
+_STRUCTURED = {"type": "object"}
+# Every result carries its value as a JSON object (see `call_result`); its keys depend on the
+# outcome (a page, a schema, a tool's own output, a pending id, an error), so nothing more is promised.
+
+
 def tool(d: ToolDefinition) -> dict[str, Any]:
-    """One tool as an MCP `Tool`."""
-    return {
-        "name": d.name,
-        "description": d.description,
-        "inputSchema": d.json_schema,
-        "annotations": tool_annotations(d),
-    }
+    """One meta-tool as an MCP `Tool`: always loaded, titled, its result structured."""
+    shaped: dict[str, Any] = {"name": d.name}
+    if d.name in TITLES:
+        shaped["title"] = TITLES[d.name]
+    shaped.update(
+        {
+            "description": d.description,
+            "inputSchema": d.json_schema,
+            "outputSchema": _STRUCTURED,
+            "annotations": tool_annotations(d),
+            "_meta": ALWAYS_LOAD,
+        }
+    )
+    return shaped
 
 
 def tools(definitions: Iterable[ToolDefinition]) -> list[dict[str, Any]]:

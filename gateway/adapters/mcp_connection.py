@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ from mcp.shared.exceptions import MCPError
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from ..errors import ToolFailed
+from ..files import PRIVATE_FILE, private_dir
 from ..fronting.config import ServerSettings
 from ..fronting.front import ToolsListener, UpstreamTool
 from ..fronting.untrusted import clean_text
@@ -161,8 +163,10 @@ class MCPConnection:
     async def _transport(self, stack: contextlib.AsyncExitStack) -> Transport:
         s = self.settings
         if s.command is not None:
-            self._log_path.parent.mkdir(parents=True, exist_ok=True)
-            errlog = stack.enter_context(self._log_path.open("a", encoding="utf-8"))
+            private_dir(self._log_path.parent)
+            # The server's stderr may carry what it works on: its owner's to read only.
+            fd = os.open(self._log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, PRIVATE_FILE)
+            errlog = stack.enter_context(os.fdopen(fd, "a", encoding="utf-8"))
             params = StdioServerParameters(command=s.command, args=s.args, env=s.env or None, cwd=s.cwd)
             return stdio_client(params, errlog=errlog)
         assert s.url is not None

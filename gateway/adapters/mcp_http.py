@@ -20,6 +20,7 @@ from starlette.routing import Mount, Route
 
 from ..config import Settings
 from .admin import approval_hint, sign_in_hint
+from .oauth import JwtVerifier, ScopeChallenge, Verifiers, root_metadata_route
 from .origins import LOOPBACK_BINDS, HostOriginGuard, allowed_hosts
 
 log = logging.getLogger("gateway.mcp")
@@ -42,7 +43,8 @@ def http_app(
         settings: `[serve]`: the path, the allowed hosts and origins.
         host: the address the server is bound to (the allowed hosts' default).
         url: the MCP endpoint's URL (the issuer named to clients when tokens are checked).
-        verifier: checks bearer tokens (None: no tokens configured).
+        verifier: checks static bearer tokens (None: none configured); with `[serve.oauth]`,
+            JWT access tokens from its issuer are checked too.
         console: the console application to mount at `/console`.
         routes: more routes, e.g. `/metrics`.
 
@@ -54,8 +56,30 @@ def http_app(
     hosts = allowed_hosts(settings, host)
     # The SDK's own check covers /mcp on loopback only; ours covers every route, whatever the bind.
     unchecked = TransportSecuritySettings(enable_dns_rebinding_protection=False)
-    # The SDK wants an issuer; static tokens have none, so the server names itself.
-    auth = AuthSettings.model_validate({"issuer_url": url, "resource_server_url": None}) if verifier else None
+    routes = list(routes or [])
+    oauth = settings.serve.oauth
+    auth: AuthSettings | None = None
+    if oauth is not None:
+        # A resource server: the SDK serves the metadata and the 401/403 challenges; ours checks tokens.
+        resource = oauth.resource or url
+        auth = AuthSettings.model_validate(
+            {
+                "issuer_url": oauth.issuer,
+                "resource_server_url": resource,
+                "required_scopes": oauth.scopes or None,
+                "validate_token_resource": False,  # the verifier checks `aud` itself
+            }
+        )
+        jwts = JwtVerifier(oauth, oauth.audience or resource)
+        verifier = Verifiers(verifier, jwts, oauth.scopes)
+        routes.append(root_metadata_route(auth))
+    else:
+        # The SDK wants an issuer; static tokens have none, so the server names itself.
+        auth = (
+            AuthSettings.model_validate({"issuer_url": url, "resource_server_url": None})
+            if verifier
+            else None
+        )
     app = server.streamable_http_app(
         streamable_http_path=settings.serve.path,
         stateless_http=True,
@@ -64,11 +88,12 @@ def http_app(
         host=host,
         auth=auth,
         token_verifier=verifier,
-        custom_starlette_routes=routes or [],
+        custom_starlette_routes=routes,
     )
     if console is not None:  # the operator console, on the same port (docs/console.md)
         app.router.routes.append(Mount("/console", app=console))
-    return HostOriginGuard(app, hosts, settings.serve.allowed_origins)
+    guarded = ScopeChallenge(app, oauth.scopes) if oauth is not None and oauth.scopes else app
+    return HostOriginGuard(guarded, hosts, settings.serve.allowed_origins)
 
 
 async def serve_http(

@@ -11,11 +11,15 @@ elicitation when the client can show one, in the way the negotiated protocol all
 - earlier versions: an `elicitation/create` request on the call's own channel, when the
   transport has one (stdio does; stateless HTTP does not).
 
-A client that cannot be asked gets the confirmation gate's own answer (a pending id in "host"
-and "model" modes, a refusal in "deny" mode). The model never answers an elicitation.
+Elicitation is offered only when `[confirmation] approvers` lists "elicitation" (not by default:
+the client that made the call would answer its own question). A client that cannot or may not be
+asked gets the confirmation gate's own answer (a pending id in "host" and "model" modes, a refusal
+in "deny" mode), and the call waits for the console or `gateway approve ID`. The model never
+answers an elicitation.
 
 Over HTTP the server is stateless per request: replicas behind a load balancer need only the
-same confirmation store and secret. Bearer tokens, when configured, map to principals.
+same confirmation store and secret. Bearer tokens, when configured, map to principals: static
+ones by `[[serve.tokens]]`, JWT access tokens by their claims (`oauth.py`).
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ import sys
 import threading
 import uuid
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
@@ -44,16 +49,19 @@ from mcp.server.stdio import stdio_server
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from ..config import APP_NAME, Settings
+from ..confirmation import DecidedBy
 from ..context import PendingConfirmation, Principal, ToolContext, ToolResult
 from ..engine import Gateway
 from ..errors import UserError
 from ..rendering import ShownFormatter, safe_text
 from ..runtime import open_gateway, principal_from
 from ..stores import resolve_auto_store
+from ..usage import NO_SESSION
 from . import mcp
 from .admin import approval_hint, metrics_route
 from .listening import listening_socket
 from .mcp_http import serve_http
+from .oauth import MappedToken, check_resource
 from .origins import allowed_hosts
 
 log = logging.getLogger("gateway.mcp")
@@ -73,7 +81,6 @@ _CONFIRM_SCHEMA: dict[str, Any] = {
     },
     "required": ["approve"],
 }
-_MAX_QUESTION = 600
 
 
 class TokenVerifier:
@@ -139,7 +146,7 @@ class _Handlers:
         self.gw = gw
         self.settings = settings
         # stdio: one client per process, one session. HTTP: the client's Mcp-Session-Id when it sends
-        # one, else one rolling session per principal (what learning from use pairs up).
+        # one (learning keys it by principal too), else no session: stateless calls pair with nothing.
         self.session_id = f"mcp-stdio-{uuid.uuid4().hex[:12]}" if transport == "stdio" else "mcp-http"
         self.default_principal = principal_from(settings)
         listed = [types.Tool.model_validate(t) for t in mcp.tools(gw.meta)]
@@ -150,6 +157,9 @@ class _Handlers:
         token = get_access_token()
         if token is None:
             return self.default_principal
+        if isinstance(token, MappedToken):  # a JWT: its claims name the principal and some roles
+            known = principal_from(self.settings, token.principal)
+            return replace(known, roles=known.roles | frozenset(token.roles))
         return principal_from(self.settings, token.client_id)
 
     async def list_tools(
@@ -165,7 +175,7 @@ class _Handlers:
         given = headers.get("mcp-session-id") if headers is not None else None
         if given:
             return f"mcp-http:{safe_text(given, 100)}"
-        return f"mcp-http:{principal.id}"
+        return NO_SESSION
 
     async def call_tool(
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
@@ -181,12 +191,15 @@ class _Handlers:
             # The state is sealed and bound to these arguments and caller; checked again all the same.
             if record is not None and record.pending.principal == context.principal.id:
                 context = ToolContext(principal=context.principal, session_id=session, call_id=call_id)
+                if not self.gw.gate.allows("elicitation"):  # no longer asked: redeem what others decided
+                    arguments = {**arguments, "confirmation": record.pending.pending_id}
+                    return _result(await self.gw.call("invoke_tool", arguments, context))
                 if not isinstance(answer, types.ElicitResult):  # retried without an answer: ask again
                     return _input_required(record.pending, call_id)
                 return _result(await self._decide(record.pending.pending_id, answer, arguments, context))
         result = await self.gw.call(params.name, arguments, context)
         pending = result.pending
-        if result.status != "confirmation_required" or pending is None or not _can_elicit(ctx):
+        if result.status != "confirmation_required" or pending is None or not self._may_elicit(ctx):
             return _result(result)
         if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
             return _input_required(pending, context.call_id)
@@ -202,15 +215,21 @@ class _Handlers:
             return _result(result)
         return _result(await self._decide(pending.pending_id, answer, arguments, context))
 
+    def _may_elicit(self, ctx: ServerRequestContext[Any]) -> bool:
+        # Allowed by the operator, and the client can show a form.
+        return self.gw.gate.allows("elicitation") and _can_elicit(ctx)
+
     async def _decide(
         self, pending_id: str, answer: types.ElicitResult, arguments: dict[str, Any], context: ToolContext
     ) -> ToolResult:
         """Record the human's answer, then redeem the confirmation: the gate runs or refuses the call."""
         content = answer.content or {}
+        # The client's user answered; the audit log says so, and as whom the client is signed in.
+        decided_by = DecidedBy("elicitation", context.principal.id)
         if answer.action == "accept" and content.get("approve") is True:
-            self.gw.approve(pending_id)
+            self.gw.approve(pending_id, decided_by=decided_by)
         else:
-            self.gw.deny(pending_id)
+            self.gw.deny(pending_id, decided_by=decided_by)
         return await self.gw.call("invoke_tool", {**arguments, "confirmation": pending_id}, context)
 
 
@@ -237,7 +256,8 @@ def _can_elicit(ctx: ServerRequestContext[Any]) -> bool:
 
 
 def _question(pending: PendingConfirmation) -> str:
-    return safe_text(f"Approve this action? {pending.preview}", _MAX_QUESTION)
+    # In full: the preview is escaped already, and a call whose preview is too long was refused.
+    return f"Approve this action? {pending.preview}"
 
 
 def _input_required(pending: PendingConfirmation, call_id: str) -> types.InputRequiredResult:
@@ -259,6 +279,8 @@ def build_server(gw: Gateway, settings: Settings, *, transport: str = "stdio") -
     principals = [handlers.default_principal]
     if transport == "http" and settings.serve.tokens:
         principals = [principal_from(settings, t.principal) for t in settings.serve.tokens]
+    if transport == "http" and settings.serve.oauth is not None:
+        principals.append(Principal(id="oauth", agent=settings.agent))  # a token naming no roles
     try:
         server_version = version("metatool-gateway")
     except PackageNotFoundError:
@@ -306,6 +328,7 @@ def serve(
     digests = token_digests(settings, environ) if transport == "http" else {}
     if transport == "http":
         allowed_hosts(settings, host or settings.serve.host)  # a bind that needs names fails now
+        check_resource(settings.serve.oauth, host or settings.serve.host)
     if transport == "http" and threading.current_thread() is threading.main_thread():
         # uvicorn handles SIGINT/SIGTERM while serving (a graceful stop) and raises them again once
         # stopped. Either way they end up here and exit cleanly: the store and audit log get closed

@@ -17,7 +17,7 @@ import inspect
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Literal
 
-from ..confirmation import Approver
+from ..confirmation import Approver, decider_of
 from ..context import ErrorInfo, ToolContext, ToolResult
 from ..definition import ToolDefinition
 from ..engine import Gateway
@@ -167,9 +167,10 @@ class Dispatcher:
         if pending is None:
             return result
         self.emit(ConfirmationRequested(call, pending))
-        if self.approver is None:
+        decider = decider_of(self.approver)  # its `decided_by`, else the host
+        if self.approver is None or not self.gateway.gate.allows(decider.channel):
             if route == "meta":
-                return result
+                return result  # waits for a channel that may approve (`[confirmation] approvers`)
             approved = False
         else:
             answer = self.approver(pending)
@@ -177,9 +178,9 @@ class Dispatcher:
                 answer = await answer
             approved = answer is True
         if approved:
-            self.gateway.approve(pending.pending_id)
+            self.gateway.approve(pending.pending_id, decided_by=decider)
         else:
-            self.gateway.deny(pending.pending_id)
+            self.gateway.deny(pending.pending_id, decided_by=decider)
         self.emit(ConfirmationAnswered(call, pending, approved))
         return await self._send(route, call, args, ctx, pending.pending_id)
 

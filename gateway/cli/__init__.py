@@ -29,7 +29,7 @@ from ..errors import UserError
 from ..rendering import shown
 from ..runtime import open_gateway, principal_from
 from ..stores import resolve_auto_store
-from . import approvals, chat, commands, console, demo, openapi, usage
+from . import approvals, chat, commands, console, demo, model, openapi, usage
 from .messages import for_a_person, note, progress_on_stderr
 from .output import print_result
 from .parser import build_parser, settings_from
@@ -66,6 +66,8 @@ def _command(args: argparse.Namespace) -> int:
         return demo.run(settings)
     if args.command == "openapi":
         return openapi.run(settings, args)
+    if args.command == "model":
+        return model.run(settings, args)
     if args.command == "console":
         return console.run(settings, args)
     if args.command in ("pending", "approve", "deny"):
@@ -80,7 +82,7 @@ def _command(args: argparse.Namespace) -> int:
     if args.command in READ_ONLY:
         settings, notice = _without_an_unwritable_audit_log(settings, args.command)
     if args.command == "tools" and args.verb == "check":  # its report lists each skipped definition once
-        logging.getLogger("gateway.files").setLevel(logging.ERROR)  # restored by progress_on_stderr
+        logging.getLogger("gateway.filetools").setLevel(logging.ERROR)  # restored by progress_on_stderr
     approver = approvals.terminal_approver(args.yes) if args.command == "invoke" else None
     with open_gateway(settings, approver=approver) as gw:
         if notice:  # only once the gateway opened: a data directory that is unusable says so instead

@@ -4,14 +4,39 @@ from __future__ import annotations
 
 import argparse
 import getpass
+import shutil
 import sys
+import textwrap
 import time
 
+from ..confirmation import ApprovalRefused, DecidedBy
 from ..context import PendingConfirmation
 from ..engine import Gateway
 from ..rendering import shown, to_jsonable
 from .messages import NO_TERMINAL, answered_yes
 from .output import dump
+
+
+def wrapped(text: str, first: str = "    ", indent: str = "    ") -> str:
+    """`text` in full, wrapped to the terminal's width: nothing cut, every character kept.
+
+    The text is a preview, whose control characters are escaped already (`confirmation.preview`).
+    """
+    width = max(40, shutil.get_terminal_size().columns - 1)
+    return textwrap.fill(
+        text,
+        width,
+        initial_indent=first,
+        subsequent_indent=indent,
+        break_long_words=True,
+        break_on_hyphens=False,
+        drop_whitespace=False,
+    )
+
+
+def terminal_operator() -> DecidedBy:
+    """Who decides at this terminal: the terminal channel and the user signed in to it."""
+    return DecidedBy("terminal", getpass.getuser())
 
 
 class TerminalApprover:
@@ -20,9 +45,10 @@ class TerminalApprover:
     def __init__(self, assume_yes: bool) -> None:
         self.assume_yes = assume_yes
         self.asked_nobody = False
+        self.decided_by = terminal_operator()
 
     def __call__(self, pending: PendingConfirmation) -> bool:
-        print(f"Confirmation needed: {shown(pending.preview, lines=True)}", file=sys.stderr)
+        print(wrapped(pending.preview, "Confirmation needed: "), file=sys.stderr)
         if self.assume_yes:
             print("Approved by --yes.", file=sys.stderr)
             return True
@@ -62,9 +88,7 @@ def list_pending(gw: Gateway, args: argparse.Namespace) -> int:
     for p in waiting:
         left = max(0, round(p.expires_at - time.time()))
         who = shown(p.principal)
-        print(
-            f"{p.pending_id}  {shown(p.tool)}  (for {who}, expires in {left} s)\n    {shown(p.preview, lines=True)}"
-        )
+        print(f"{p.pending_id}  {shown(p.tool)}  (for {who}, expires in {left} s)\n{wrapped(p.preview)}")
     return 0
 
 
@@ -73,18 +97,16 @@ def decide(gw: Gateway, args: argparse.Namespace) -> int:
     waiting = {p.pending_id: p for p in gw.gate.pending()}
     found = waiting.get(args.pending_id)
     approve = args.command == "approve"
-    done = gw.approve(args.pending_id) if approve else gw.deny(args.pending_id)
-    if done and found is not None:  # the decision goes to the audit log, as the console's do
-        gw.auditor.log(
-            principal=found.principal,
-            session=found.session or "cli",
-            call_id=found.pending_id,
-            tool=found.tool,
-            outcome="approved_by_host" if approve else "denied_by_host",
-            params=found.parameters,
-            agent=found.agent,
-            decided_by=f"terminal ({getpass.getuser()})",
+    who = terminal_operator()  # the decision goes to the audit log with it, as the console's do
+    try:
+        done = (
+            gw.approve(args.pending_id, decided_by=who)
+            if approve
+            else gw.deny(args.pending_id, decided_by=who)
         )
+    except ApprovalRefused as exc:
+        print(f"gateway: {exc}", file=sys.stderr)
+        return 1
     if not done or found is None:
         print(
             f"gateway: no call {args.pending_id!r} is waiting (unknown, expired or decided)", file=sys.stderr
@@ -93,5 +115,5 @@ def decide(gw: Gateway, args: argparse.Namespace) -> int:
     verb = (
         "approved: it runs when the agent calls again with this id" if args.command == "approve" else "denied"
     )
-    print(f"{shown(found.tool)} {verb}\n    {shown(found.preview, lines=True)}")
+    print(f"{shown(found.tool)} {verb}\n{wrapped(found.preview)}")
     return 0

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from typing import Any, TextIO
 
 from ..agent.events import (
@@ -25,6 +26,7 @@ from ..agent.provider import Provider
 from ..context import PendingConfirmation, ToolContext
 from ..engine import Gateway
 from ..rendering import shown
+from .approvals import terminal_operator, wrapped
 
 DEFAULT_MODELS = {"anthropic": "claude-sonnet-5-5", "openai": "gpt-5.5"}
 _SHOWN = 160
@@ -92,26 +94,38 @@ class _Terminal:
         elif isinstance(event, ToolCallStarted):
             args = event.call.arguments
             text = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False, default=str)
-            self.note(f"  -> {event.call.name} {truncate(text or '{}', _SHOWN)}")
+            # Escaped: a call's arguments are the model's text, never raw to a terminal.
+            self.note(shown(f"  -> {event.call.name} {truncate(text or '{}', _SHOWN)}"))
         elif isinstance(event, ToolCallFinished):
             result = event.outcome.result
             status: str = result.status
             if result.error is not None:
                 status = f"{result.error.code}: {result.error.message}"
-            self.note(f"  <- {event.outcome.call.name}: {truncate(status, _SHOWN)}")
+            self.note(shown(f"  <- {event.outcome.call.name}: {truncate(status, _SHOWN)}"))
         elif isinstance(event, ConfirmationAnswered):
             self.note("  approved" if event.approved else "  declined")
         elif isinstance(event, RoundCapReached):
             self.note(f"  (used {event.rounds} tool rounds; asking for an answer)")
 
     def approve(self, pending: PendingConfirmation) -> bool:
-        self.note(f"  Confirmation needed: {pending.preview}")
+        self.note(wrapped(pending.preview, "  Confirmation needed: ", "      "))
         if not self.stdin.isatty():
             self.note("  Not approved: no terminal to ask on.")
             return False
         self.stderr.write("  Run it? [y/N] ")
         self.stderr.flush()
         return self.stdin.readline().strip().lower() in {"y", "yes"}
+
+
+class _Asking:
+    """The terminal's prompt as an approver that says who answers it: the terminal's user."""
+
+    def __init__(self, ask: Callable[[PendingConfirmation], bool]) -> None:
+        self.ask = ask
+        self.decided_by = terminal_operator()
+
+    def __call__(self, pending: PendingConfirmation) -> bool:
+        return self.ask(pending)
 
 
 def run_chat(
@@ -137,7 +151,7 @@ def run_chat(
             gateway,
             _provider(args, client),
             system=args.system,
-            approver=term.approve,
+            approver=_Asking(term.approve),
             on_event=term.show,
             max_rounds=args.max_rounds,
             deferred=args.deferred,

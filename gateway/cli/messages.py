@@ -25,7 +25,7 @@ from ..rendering import ShownFormatter, shown
 # The loggers whose INFO records are progress a person should see (a search index or the Google
 # API index being built): named here, so the rooms that log them need no hook of the command line.
 # The file tools' warnings (a definition skipped) are said the same way, with the `gateway:` prefix.
-PROGRESS_LOGGERS = ("gateway.search", "services.google_apis", "gateway.files")
+PROGRESS_LOGGERS = ("gateway.search", "services.google_apis", "gateway.filetools")
 
 DISCOVER_STEP = "Run 'gateway schema NAME' to see a tool's parameters, then 'gateway invoke NAME PARAMETERS'."
 OVERVIEW_STEP = "Run 'gateway discover WORDS' (or -c CATEGORY / -a ACTION) to list matching tools."

@@ -11,7 +11,7 @@ from importlib.metadata import PackageNotFoundError, version
 
 from ..config import Settings, load_settings
 from ..discovery import MAX_DISCOVER_LIMIT
-from . import chat, console, openapi, usage
+from . import chat, console, model, openapi, usage
 from .commands import FORMATS
 
 
@@ -134,6 +134,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     chat.add_arguments(
         sub.add_parser("chat", parents=[common], help="chat with an agent that uses the gateway")
+    )
+    model.add_arguments(
+        sub.add_parser(
+            "model", parents=[common], help="the dense layer's model: gateway model pull (downloads), check"
+        )
     )
     openapi.add_arguments(
         sub.add_parser(

@@ -3,6 +3,9 @@
 The console only moves a confirmation from pending to approved or denied in the shared store
 (SQLite or Redis), exactly as `gateway approve ID` does: the binding to the tool, the canonical
 parameters and the principal, the expiry and the single use are checked when the agent redeems it.
+
+Approving is refused when `[confirmation] approvers` leaves out "console", and when the admin
+token's principal is the one that made the call: a credential never approves its own call.
 """
 
 from __future__ import annotations
@@ -13,9 +16,10 @@ import time
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from ..confirmation import DecidedBy
 from ..context import PendingConfirmation
 from ..engine import Gateway
-from ..rendering import to_jsonable
+from ..rendering import shown, to_jsonable
 
 Verdict = Literal["approved", "denied", "gone"]
 _PENDING_ID = re.compile(r"^[0-9a-f]{1,64}$")
@@ -33,7 +37,8 @@ class Waiting:
     pending_id: str
     tool: str
     preview: str
-    parameters: str  # the exact canonical parameters, as indented JSON
+    parameters: str  # the exact canonical parameters, as indented JSON, escaped for people
+    exact: Any  # the same parameters as data
     principal: str
     agent: str | None
     session: str | None
@@ -52,7 +57,9 @@ def _waiting(p: PendingConfirmation, now: float) -> Waiting:
         pending_id=p.pending_id,
         tool=p.tool,
         preview=p.preview,
-        parameters=json.dumps(to_jsonable(p.parameters), indent=2, sort_keys=True, ensure_ascii=False),
+        # In full (the page wraps it), with control and bidirectional characters escaped.
+        parameters="\n".join(map(shown, _indented(p.parameters).split("\n"))),
+        exact=p.parameters,
         principal=p.principal,
         agent=p.agent,
         session=p.session,
@@ -61,12 +68,16 @@ def _waiting(p: PendingConfirmation, now: float) -> Waiting:
     )
 
 
+def _indented(parameters: Any) -> str:
+    return json.dumps(to_jsonable(parameters), indent=2, sort_keys=True, ensure_ascii=False)
+
+
 def as_json(w: Waiting) -> dict[str, Any]:
     return {
         "pending_id": w.pending_id,
         "tool": w.tool,
         "preview": w.preview,
-        "parameters": json.loads(w.parameters),
+        "parameters": to_jsonable(w.exact),
         "principal": w.principal,
         "agent": w.agent,
         "session": w.session,
@@ -78,25 +89,18 @@ def decide(gw: Gateway, pending_id: str, *, approve: bool, who: str) -> Verdict:
     """Approve or deny one pending call, for that id only; the decision goes to the audit log.
 
     "gone": the id is unknown, expired or already decided (nothing changed, nothing logged).
+
+    Raises:
+        ApprovalRefused: the console may not approve here, or `who` made this call.
     """
     record = gw.gate.store.get(pending_id)
     if record is None:
         return "gone"
-    pending = record.pending
+    decided_by = DecidedBy("console", who, credential=who)
     if approve:
-        done = gw.approve(pending_id) is not None
+        done = gw.approve(pending_id, decided_by=decided_by) is not None
     else:
-        done = time.time() <= pending.expires_at and gw.deny(pending_id)
+        done = time.time() <= record.pending.expires_at and gw.deny(pending_id, decided_by=decided_by)
     if not done:
         return "gone"
-    gw.auditor.log(
-        principal=pending.principal,
-        session=pending.session or "console",
-        call_id=pending_id,
-        tool=pending.tool,
-        outcome="approved_by_host" if approve else "denied_by_host",
-        params=pending.parameters,
-        agent=pending.agent,
-        decided_by=who,
-    )
     return "approved" if approve else "denied"

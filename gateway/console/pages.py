@@ -8,6 +8,7 @@ from datetime import datetime
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response, StreamingResponse
 
+from ..confirmation import ApprovalRefused
 from ..discovery import overview
 from ..errors import UserError
 from ..runtime import principal_from
@@ -45,7 +46,7 @@ class Pages:
             "approvals.html",
             page="approvals",
             waiting=approvals.waiting(self.gw),
-            done=done if done in ("approved", "denied", "gone") else "",
+            done=done if done in ("approved", "denied", "gone", "refused") else "",
             done_id=request.query_params.get("id", "")[:64],
         )
 
@@ -59,7 +60,13 @@ class Pages:
             return JSONResponse(
                 {"error": "not_found", "message": "No such pending call or verb."}, status_code=404
             )
-        verdict = approvals.decide(self.gw, pending_id, approve=verb == "approve", who=who)
+        verdict: str
+        try:
+            verdict = approvals.decide(self.gw, pending_id, approve=verb == "approve", who=who)
+        except ApprovalRefused as exc:
+            if is_api:
+                return JSONResponse({"error": "forbidden", "message": str(exc)}, status_code=403)
+            verdict = "refused"
         if is_api:
             status = 200 if verdict != "gone" else 409
             return JSONResponse({"pending_id": pending_id, "result": verdict}, status_code=status)

@@ -62,7 +62,7 @@ def run(
     cats, acts = list(categories) or None, list(actions) or None
     learned: Mapping[str, float] = {}
     if usage is not None and query:
-        learned = usage.votes(visible, query, categories=cats, actions=acts)
+        learned = usage.votes(visible, query, principal=principal.id, categories=cats, actions=acts)
     result = Result(semantic=index.semantic, learning=usage is not None)
     if not query and not cats and not acts:
         result.error = "Give a query, a category or an action."

@@ -22,6 +22,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..actions import ACTIONS, normalize_action
+from ..audit import scrub, secret_name
 from ..context import ToolContext
 from ..definition import MAX_SUMMARY_LENGTH, ToolDefinition, definition_problems
 from ..errors import ToolFailed
@@ -333,19 +334,25 @@ def _handler(name: str, script: Path, cwd: Path, meta: FrontMatter) -> Any:
             ) from None
         except OSError as exc:
             raise ToolFailed("internal", f"{name} could not be started ({exc.strerror}).") from None
-        return _result(name, done.returncode, done.stdout, done.stderr_tail)
+        # What the script was given as a secret never comes back from it, to the model or a log.
+        secrets = [env[n] for n in meta.env if n in env and secret_name(n)]
+        return _result(name, done.returncode, done.stdout, done.stderr_tail, secrets)
 
     run.__name__ = name
     return run
 
 
-def _result(name: str, returncode: int, stdout: bytes, stderr: bytes) -> Any:
-    """Stdout as JSON when it parses, else as text; a non-zero exit as a structured failure."""
+def _result(name: str, returncode: int, stdout: bytes, stderr: bytes, secrets: list[str]) -> Any:
+    """Stdout as JSON when it parses, else as text; a non-zero exit as a structured failure.
+
+    `secrets` are replaced by `[redacted]` in both (in JSON, after parsing: escapes cannot hide one).
+    """
     text = stdout.decode("utf-8", errors="replace")
     try:
         value: Any = json.loads(text)
     except ValueError:
         value = text.rstrip("\n")
+    value = scrub(value, secrets)
     if returncode == 0:
         return value
     error = value.get("error") if isinstance(value, dict) else None
@@ -356,7 +363,10 @@ def _result(name: str, returncode: int, stdout: bytes, stderr: bytes) -> Any:
     ):
         raise ToolFailed(error["code"], error["message"])
     how = f"was killed by signal {-returncode}" if returncode < 0 else f"exited with status {returncode}"
-    tail = " ".join(stderr.decode("utf-8", errors="replace").split())  # one line: the model sees it
+    # Scrubbed before it is cut, so no part of a secret is left at the cut.
+    tail = " ".join(
+        scrub(stderr.decode("utf-8", errors="replace"), secrets).split()
+    )  # one line: the model sees it
     if len(tail) > _STDERR_IN_MESSAGE:
         tail = "..." + tail[-_STDERR_IN_MESSAGE:]
     raise ToolFailed("internal", f"{name} {how}" + (f": {tail}" if tail else "."))

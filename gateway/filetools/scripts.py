@@ -1,9 +1,11 @@
 """Running a tool's script: JSON on stdin, a clean environment, a time limit, bounded output.
 
 The script is executed directly (`execve`), never through a shell, so a parameter value is
-data wherever it goes: standard input, or an environment variable. Each run gets its own
-process group; when the run ends for any reason (exit, timeout, output flood, cancellation)
-the whole group is killed, so a script's children never outlive the call. POSIX only.
+data wherever it goes: standard input, or an environment variable. On Linux its parent is a
+small reaper process (`_reaper.py`, a child subreaper): when the run ends for any reason (exit,
+timeout, output flood, cancellation) every descendant of the script is killed, even one that
+left the process group (`setsid`), so none outlives the call or holds its output open.
+Elsewhere each run gets its own process group, killed whole. POSIX only.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import os
 import re
 import signal
 import subprocess
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,9 +27,12 @@ DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin"
 MAX_OUTPUT_BYTES = 256 * 1024
 MAX_STDERR_BYTES = 8 * 1024
 PARAM_PREFIX = "PARAM_"
-# After the group is killed the pipes close at once; this only bounds a process that escaped the
-# group (setsid) and still holds them.
-_DRAIN_SECONDS = 5.0
+# How long a run's end may take: the reaper killing the script's descendants, then the pipes
+# closing. Only a process that escaped (no reaper, or it killed the reaper) makes anyone wait this long.
+_GRACE_SECONDS = 2.0
+_REAPER_SCRIPT = Path(__file__).with_name("_reaper.py")
+REAPER = sys.platform.startswith("linux") and bool(sys.executable)
+"""Whether runs have a reaper: a parent that kills every descendant of the script (Linux)."""
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
@@ -98,16 +104,24 @@ async def run_script(
         OSError: it could not be started (missing, not executable, no interpreter).
     """
     loop = asyncio.get_running_loop()
-    transport, run = await loop.subprocess_exec(
-        lambda: _Run(max_output, max_stderr),
-        str(path),
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        cwd=cwd,
-        env=dict(env),
-        start_new_session=True,  # its own process group, so it can be killed with its children
-    )
+    status_read, status_write = os.pipe()  # the reaper's word when the script could not start
+    try:
+        transport, run = await loop.subprocess_exec(
+            lambda: _Run(max_output, max_stderr),
+            *_command(path, status_write),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=cwd,
+            env=dict(env),
+            start_new_session=True,  # its own process group, so it can be killed with its children
+            pass_fds=(status_write,) if REAPER else (),
+        )
+    except BaseException:
+        os.close(status_read)
+        raise
+    finally:
+        os.close(status_write)
     timed_out = False
     try:
         stdin_pipe = transport.get_pipe_transport(0)
@@ -116,16 +130,23 @@ async def run_script(
             stdin_pipe.write(stdin)
             stdin_pipe.close()
         async with asyncio.timeout(timeout):
-            await run.finished.wait()
+            await run.exited.wait()
     except TimeoutError:
         timed_out = True
     finally:
-        _kill_group(transport.get_pid())
-        if not run.finished.is_set():
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(_DRAIN_SECONDS):
-                    await run.finished.wait()
-        transport.close()
+        try:
+            if not run.exited.is_set():
+                _end(run.pid)
+                await _within(_GRACE_SECONDS, run.exited)
+            _kill_group(run.pid)  # the reaper is gone: only a process that killed it can be left
+            # Output still in the pipes arrives now; a process that escaped (and holds them) is not
+            # waited for.
+            await _within(_GRACE_SECONDS, run.finished)
+        finally:
+            transport.close()
+            started = _start_error(status_read)
+    if started is not None:
+        raise started
     if run.flooded:
         raise OutputTooLarge
     returncode = transport.get_returncode()
@@ -134,8 +155,35 @@ async def run_script(
     return Completed(returncode, bytes(run.out), bytes(run.err))
 
 
+def _command(path: Path, status_fd: int) -> list[str]:
+    if REAPER:
+        return [sys.executable, "-I", "-S", str(_REAPER_SCRIPT), str(os.getpid()), str(status_fd), str(path)]
+    return [str(path)]
+
+
+async def _within(seconds: float, event: asyncio.Event) -> None:
+    with contextlib.suppress(TimeoutError):
+        async with asyncio.timeout(seconds):
+            await event.wait()
+
+
+def _start_error(status_read: int) -> OSError | None:
+    """The reaper's report that the script could not start, read once the reaper is gone."""
+    try:
+        os.set_blocking(status_read, False)
+        report = os.read(status_read, 32)
+    except BlockingIOError:
+        return None  # still held open: only by a process that killed the reaper
+    finally:
+        os.close(status_read)
+    if not report:
+        return None
+    errno = int(report)
+    return OSError(errno, os.strerror(errno))
+
+
 class _Run(asyncio.SubprocessProtocol):
-    """Collects one run's output, and ends the process group once the script is gone or flooding."""
+    """Collects one run's output, and ends the run once the script is gone or flooding."""
 
     def __init__(self, max_output: int, max_stderr: int) -> None:
         self.max_output = max_output
@@ -143,6 +191,7 @@ class _Run(asyncio.SubprocessProtocol):
         self.out = bytearray()
         self.err = bytearray()
         self.flooded = False
+        self.exited = asyncio.Event()
         self.finished = asyncio.Event()
         self.pid = 0
 
@@ -155,17 +204,27 @@ class _Run(asyncio.SubprocessProtocol):
             self.out.extend(data)
             if len(self.out) > self.max_output:
                 self.flooded = True
-                _kill_group(self.pid)
+                _end(self.pid)
         elif fd == 2:
             self.err.extend(data)
             del self.err[: -self.max_stderr]
 
     def process_exited(self) -> None:
-        # Children left behind would hold the pipes open; they end with the script.
+        # Without the reaper, children left in the group would hold the pipes open; they end now.
         _kill_group(self.pid)
+        self.exited.set()
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.finished.set()
+
+
+def _end(pid: int) -> None:
+    """End a run: the reaper kills every descendant of the script, then exits; else the group is killed."""
+    if REAPER:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGTERM)
+    else:
+        _kill_group(pid)
 
 
 def _kill_group(pgid: int) -> None:

@@ -47,7 +47,8 @@ class ServerSettings(BaseModel):
     timeout: float | None = Field(None, gt=0)
     idle_timeout: float = Field(600.0, gt=0)
     on_change: Literal["block", "warn"] = "block"
-    trust_hints: bool = True
+    # A server's annotations are its own claims: a tool that says readOnlyHint may still delete.
+    trust_hints: bool = False
     protocol: Literal["auto", "legacy"] = "auto"
     disabled: bool = False
 

@@ -180,7 +180,8 @@ class Front:
         settings, category = self._servers[server], self._categories[server]
         prefix = category if settings.prefix is None else settings.prefix
         name = to_name(f"{prefix}_{tool.name}" if prefix else tool.name)
-        action = _action(tool.name, tool.read_only_hint is True)
+        # An untrusted readOnlyHint must not make the tool a "read" for the policy either.
+        action = _action(tool.name, settings.trust_hints and tool.read_only_hint is True)
         # Deny before anything else: a denied tool is not cleaned, pinned or indexed.
         probe = dataclasses.replace(_PROBE, name=name, category=category, action=action)
         if not _reachable(self.policy, probe):

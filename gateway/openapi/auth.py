@@ -3,27 +3,43 @@
 Secrets come from an environment variable or a file named in the configuration, are read on the
 first call (listing and searching need none), and never leave this module except in the request
 itself: every text the gateway returns or logs from a call is scrubbed of them (`scrub`), including
-the access tokens OAuth 2 hands out, and httpx's own request log is filtered the same way.
+the access tokens OAuth 2 hands out, and httpx's own request log is filtered the same way. Each is
+scrubbed in every form it travels in (`encodings`: percent-encoded in a query or cookie, base64 in
+a Basic header).
 """
 
 from __future__ import annotations
 
 import base64
+import json
 import logging
 import os
+import re
 import threading
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote, quote_plus
 
 from ..config import OpenApiAuthSettings
 from ..errors import ToolFailed, UserError
+from .origins import origin, shown
 
 REDACTED = "[redacted]"
 REFRESH_MARGIN_SECONDS = 30.0
 """An OAuth 2 access token is renewed this long before it expires."""
 _MIN_SECRET = 4  # shorter values are not scrubbed from text (they would mangle it)
+
+
+def encodings(value: str) -> set[str]:
+    """Every form a secret travels or is echoed in: raw, percent-encoded (as a path or a query
+    encodes it, with upper or lower case hex), and as a JSON string's inside."""
+    forms = {value, json.dumps(value)[1:-1]}
+    for encoded in (quote(value, safe=""), quote_plus(value, safe=""), quote(value)):
+        forms.add(encoded)
+        forms.add(re.sub(r"%[0-9A-F]{2}", lambda m: m.group().lower(), encoded))
+    return {f for f in forms if len(f) >= _MIN_SECRET}
 
 
 class _Registry:
@@ -33,10 +49,9 @@ class _Registry:
         self._values: set[str] = set()
         self._lock = threading.Lock()
 
-    def add(self, value: str) -> None:
-        if len(value) >= _MIN_SECRET:
-            with self._lock:
-                self._values.add(value)
+    def add(self, values: set[str]) -> None:
+        with self._lock:
+            self._values |= values
 
     def discard(self, values: set[str]) -> None:
         with self._lock:
@@ -105,15 +120,11 @@ class Credentials:
         self._token: str | None = None
         self._expires = 0.0
         self._mine: set[str] = set()
+        self._mine_lock = threading.Lock()
         self.location, self.name = self._api_key_place(schemes)
-        self.token_url = settings.token_url or _token_url(schemes)
-        if settings.type == "oauth2" and not self.token_url:
-            raise UserError(
-                f"[[openapi]] {entry}: auth type 'oauth2' needs token_url (the description has no "
-                "clientCredentials flow)"
-            )
-        if self.token_url and base_url and self.token_url.startswith("/"):
-            self.token_url = base_url.rstrip("/") + self.token_url
+        self.token_url = _on_base(settings.token_url, base_url)
+        if self.token_url is None and settings.type == "oauth2":
+            self.token_url = _described_token_url(entry, schemes, base_url)
 
     def _api_key_place(self, schemes: Mapping[str, Any]) -> tuple[str, str]:
         declared = next(
@@ -128,8 +139,10 @@ class Credentials:
         return {(self.location, self.name.lower())} if self.settings.type == "api_key" else set()
 
     def _remember(self, value: str) -> str:
-        self._mine.add(value)
-        SECRETS.add(value)
+        forms = encodings(value)
+        with self._mine_lock:  # also called under self._lock
+            self._mine |= forms
+        SECRETS.add(forms)
         return value
 
     def _read(self, env: str | None, file: Path | None, what: str) -> str:
@@ -207,6 +220,7 @@ class Credentials:
             form = {"grant_type": "client_credentials"}
             if self.settings.scopes:
                 form["scope"] = " ".join(self.settings.scopes)
+            self._remember(base64.b64encode(f"{user}:{secret}".encode()).decode())  # its Basic header
             answer = self.token_request(self.token_url, form, (user, secret))
             token = answer.get("access_token") if isinstance(answer, dict) else None
             if not isinstance(token, str) or not token:
@@ -228,7 +242,7 @@ class Credentials:
     def scrub(self, value: Any) -> Any:
         """`value` with every secret of this entry replaced, in strings at any depth."""
         if isinstance(value, str):
-            with self._lock:
+            with self._mine_lock:
                 mine = sorted(self._mine, key=len, reverse=True)
             for secret in mine:
                 if len(secret) >= _MIN_SECRET and secret in value:
@@ -242,6 +256,31 @@ class Credentials:
 
     def close(self) -> None:
         SECRETS.discard(self._mine)
+
+
+def _on_base(url: str | None, base_url: str | None) -> str | None:
+    return base_url.rstrip("/") + url if url and base_url and url.startswith("/") else url
+
+
+def _described_token_url(entry: str, schemes: Mapping[str, Any], base_url: str | None) -> str:
+    """The description's clientCredentials token URL, only on the API's own origin (the client id
+    and secret go there).
+
+    Raises:
+        UserError: none, or one on another origin (the operator has to set token_url).
+    """
+    url = _on_base(_token_url(schemes), base_url)
+    if url is None:
+        raise UserError(
+            f"[[openapi]] {entry}: auth type 'oauth2' needs token_url (the description has no "
+            "clientCredentials flow)"
+        )
+    if origin(url) is None or origin(url) != origin(base_url):
+        raise UserError(
+            f"[[openapi]] {entry}: the description's token URL is on {shown(origin(url))}, not on the API's "
+            f"{shown(origin(base_url))}; the client secret is sent only to a token_url set in the configuration"
+        )
+    return url
 
 
 def _token_url(schemes: Mapping[str, Any]) -> str | None:

@@ -13,9 +13,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urljoin
 
 from .document import Problem, parse, pointer, read_bytes, version_of
-from .operations import operations_of
+from .operations import Operation, operations_of
+from .origins import origin, shown
 from .params import layout
 from .provider import flags, server_url
 from .schemas import Converter
@@ -67,6 +69,23 @@ class Report:
         return out
 
 
+def _elsewhere(ops: Sequence[Operation], base: str | None) -> list[Problem]:
+    """Operations whose own server is on another origin than the API's (ignored when serving)."""
+    out = []
+    for op in ops:
+        own = urljoin(f"{base.rstrip('/')}/", op.server) if op.server and base else op.server
+        if own and origin(own) != origin(base):
+            out.append(
+                Problem(
+                    pointer("paths", op.path, op.method.lower(), "servers"),
+                    f"the operation's server is on {shown(origin(own))}, not on the API's {shown(origin(base))}",
+                    "ignored (no credentials go there): its requests go to the base URL unless allowed_servers "
+                    "lists that server",
+                )
+            )
+    return out
+
+
 def check(path: Path, name: str = "api", safe: Sequence[str] = ()) -> Report:
     """Raises: SpecError: the description cannot be served at all."""
     doc = parse(read_bytes(path), path)
@@ -90,6 +109,7 @@ def check(path: Path, name: str = "api", safe: Sequence[str] = ()) -> Report:
     found += converter.problems.values()
     servers = doc.get("servers")
     base = server_url([s for s in servers if isinstance(s, dict)] if isinstance(servers, list) else [], {})
+    found += _elsewhere(ops, base)
     if not base or not base.startswith(("http://", "https://")):
         found.append(
             Problem(

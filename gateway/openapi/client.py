@@ -1,10 +1,12 @@
 """Sending one operation's request with httpx, and its answer made a result or a gateway error.
 
-- Timeouts per request; a timeout is `timeout`, a connection failure `unavailable`.
+- A total deadline per request, from connecting to the last byte (`deadline`); a timeout is
+  `timeout`, a connection failure `unavailable`.
 - 429 and 503 are retried for GET, HEAD and OPTIONS only (a write may have happened), after the
   server's `Retry-After` (seconds or a date; at most `MAX_RETRY_WAIT`), else a short backoff.
-- Redirects are followed for GET and HEAD within the same origin only (credentials never travel
-  to another host); any other redirect is returned as it is.
+- Requests go only to the origins the operator configured (`origins`): an operation's own server
+  elsewhere is ignored. Redirects are followed for GET and HEAD within the same origin only
+  (credentials never travel to another host); any other redirect is returned as it is.
 - The answer is read up to the entry's size cap: a larger JSON answer is refused (`invalid`: ask
   for less), larger text is cut. JSON answers are returned as data, text as text, binary content by
   its size only.
@@ -22,15 +24,16 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urljoin
 
 import httpx2
 
 from ..errors import FailureCode, ToolFailed
 from ..rendering import cut
-from . import text
+from . import deadline, text
 from .auth import Credentials
 from .operations import SAFE_METHODS, Operation
+from .origins import Origins, origin
 from .request import Parts
 
 MAX_RETRY_WAIT = 30.0
@@ -66,6 +69,8 @@ class Target:
     timeout: float
     retries: int
     max_response_bytes: int
+    allowed_servers: tuple[str, ...] = ()
+    """Servers besides the base URL's origin that requests (with credentials) may go to."""
 
 
 class Client:
@@ -81,6 +86,7 @@ class Client:
     ) -> None:
         self.target = target
         self.credentials = credentials
+        self.origins = Origins(target.base_url, target.allowed_servers)
         self._transport = transport
         self._sleep = sleep
         self._http: httpx2.Client | None = None
@@ -92,7 +98,7 @@ class Client:
                 self._http = httpx2.Client(
                     timeout=self.target.timeout,
                     follow_redirects=False,
-                    transport=self._transport,
+                    transport=self._transport or deadline.transport(),
                     headers={"User-Agent": "metatool-gateway"},
                     trust_env=False,
                 )
@@ -107,7 +113,10 @@ class Client:
     def token_request(self, url: str, form: dict[str, str], basic: tuple[str, str]) -> Any:
         """POST an OAuth 2 token request; the answer's JSON."""
         try:
-            response = self.http().post(url, data=form, auth=basic, headers={"Accept": "application/json"})
+            with deadline.within(self.target.timeout):
+                response = self.http().post(
+                    url, data=form, auth=basic, headers={"Accept": "application/json"}
+                )
         except httpx2.HTTPError as exc:
             raise ToolFailed(
                 "unavailable",
@@ -125,10 +134,13 @@ class Client:
             return None
 
     def base(self, op: Operation) -> str:
+        """The operation's own server when it is on an allowed origin, else the entry's base URL."""
         base = self.target.base_url
         if op.server:
-            base = urljoin(f"{base.rstrip('/')}/", op.server) if base else op.server
-        if not base or urlsplit(base).scheme not in ("http", "https"):
+            own = urljoin(f"{base.rstrip('/')}/", op.server) if base else op.server
+            if self.origins.admits(own):
+                base = own
+        if not base or not self.origins.admits(base):
             raise ToolFailed(
                 "unavailable",
                 f"the gateway has no base URL for {self.target.entry}; the operator has to set base_url",
@@ -147,6 +159,11 @@ class Client:
                 f"the API description of {self.target.entry} leaves a path parameter of this operation undescribed",
             )
         url = self.base(op) + parts.path
+        if not self.origins.admits(url):  # a crafted path: 'http://api.test' + '@elsewhere.test/'
+            raise ToolFailed(
+                "invalid",
+                f"the API description of {self.target.entry} puts this operation outside the API's server",
+            )
         refreshed = False
         attempt = 0
         while True:
@@ -189,24 +206,9 @@ class Client:
             headers["Content-Type"] = parts.content_type or "application/json"
         if cookies:
             headers["Cookie"] = "; ".join(f"{k}={v}" for k, v in cookies.items())
-        origin = urlsplit(url)[:2]
         try:
-            for _ in range(MAX_REDIRECTS + 1):
-                with self.http().stream(
-                    op.method, url, params=list[tuple[str, Any]](query), headers=headers, **kwargs
-                ) as response:
-                    location = response.headers.get("location")
-                    if (
-                        response.status_code in (301, 302, 303, 307, 308)
-                        and op.method in ("GET", "HEAD")
-                        and location
-                    ):
-                        following = urljoin(url, location)
-                        if urlsplit(following)[:2] == origin:
-                            url, query = following, []
-                            continue
-                    body, truncated = self._read(response)
-                    return response.status_code, response.headers, body, truncated
+            with deadline.within(self.target.timeout):
+                return self._follow(op, url, query, headers, kwargs)
         except httpx2.TimeoutException:
             raise ToolFailed(
                 "timeout", f"{self.target.title} did not answer within {self.target.timeout:g} seconds"
@@ -215,6 +217,33 @@ class Client:
             raise ToolFailed(
                 "unavailable", f"could not reach {self.target.title} ({type(exc).__name__})"
             ) from None
+
+    def _follow(
+        self,
+        op: Operation,
+        url: str,
+        query: Sequence[tuple[str, str]],
+        headers: dict[str, str],
+        kwargs: dict[str, Any],
+    ) -> tuple[int, Mapping[str, str], bytes, bool]:
+        """The exchange, with redirects followed within the origin."""
+        here = origin(url)
+        for _ in range(MAX_REDIRECTS + 1):
+            with self.http().stream(
+                op.method, url, params=list[tuple[str, Any]](query), headers=headers, **kwargs
+            ) as response:
+                location = response.headers.get("location")
+                if (
+                    response.status_code in (301, 302, 303, 307, 308)
+                    and op.method in ("GET", "HEAD")
+                    and location
+                ):
+                    following = urljoin(url, location)
+                    if origin(following) == here:  # credentials never follow to another origin
+                        url, query = following, []
+                        continue
+                body, truncated = self._read(response)
+                return response.status_code, response.headers, body, truncated
         raise ToolFailed("unavailable", f"{self.target.title} redirected too many times")
 
     def _read(self, response: httpx2.Response) -> tuple[bytes, bool]:

@@ -1,7 +1,9 @@
 """Reading an OpenAPI description: JSON or YAML, 3.0 or 3.1, its content hash, and its references.
 
 A description is refused whole only when nothing can be served from it (not JSON or YAML, not an
-OpenAPI 3 document, Swagger 2.0, no paths); a broken part (a dangling `$ref`, an invalid schema
+OpenAPI 3 document, Swagger 2.0, no paths) or when reading it could exhaust the gateway (larger
+than `MAX_DESCRIPTION_BYTES`, nested deeper than `MAX_DEPTH`, YAML aliases that expand past
+`MAX_ALIAS_NODES`); a broken part (a dangling `$ref`, an invalid schema
 keyword) is a `Problem` of the spec, with its JSON pointer, and the gateway works around it.
 """
 
@@ -17,6 +19,12 @@ from urllib.parse import unquote
 
 from ..errors import UserError
 
+MAX_DESCRIPTION_BYTES = 64 * 1024 * 1024
+"""A larger description is refused (GitHub's, among the largest published, is 13 MB)."""
+MAX_DEPTH = 100
+"""Nesting a description may have (published ones nest at most 31 levels)."""
+MAX_ALIAS_NODES = 100_000
+"""Nodes YAML aliases may add to a description once expanded (a "billion laughs" adds billions)."""
 HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 SWAGGER_ADVICE = (
     "Swagger 2.0 is not served: convert it to OpenAPI 3 first, e.g. with "
@@ -50,10 +58,21 @@ class Dangling(Exception):
 
 
 def read_bytes(path: Path) -> bytes:
+    """Raises: SpecError: unreadable, or larger than `MAX_DESCRIPTION_BYTES`."""
     try:
-        return path.read_bytes()
+        size = path.stat().st_size
+        data = path.read_bytes() if size <= MAX_DESCRIPTION_BYTES else b""
     except OSError as exc:
         raise SpecError(f"cannot read the OpenAPI description {path}: {exc.strerror or exc}") from None
+    _check_size(data, path, size)
+    return data
+
+
+def _check_size(data: bytes, path: Path, size: int = 0) -> None:
+    if max(size, len(data)) > MAX_DESCRIPTION_BYTES:
+        raise SpecError(
+            f"{path} is larger than {MAX_DESCRIPTION_BYTES:,} bytes, the most the gateway reads of a description"
+        )
 
 
 def content_hash(data: bytes) -> str:
@@ -66,20 +85,87 @@ def parse(data: bytes, path: Path) -> dict[str, Any]:
     Raises:
         SpecError: neither JSON nor YAML, or not a mapping.
     """
+    _check_size(data, path)
     head = data.lstrip()[:1]
     try:
         if head in (b"{", b"["):
             doc: Any = json.loads(data)
+            _check_depth(doc, path)
         else:
-            doc = _yaml(data)
+            doc = _yaml(data, path)
     except (ValueError, UnicodeDecodeError) as exc:
         raise SpecError(f"{path} is not valid JSON or YAML: {str(exc)[:300]}") from None
+    except RecursionError:
+        raise SpecError(_too_deep(path)) from None
     if not isinstance(doc, dict):
         raise SpecError(f"{path} is not an OpenAPI description (its top level is not a mapping)")
     return doc
 
 
-def _yaml(data: bytes) -> Any:
+def _too_deep(path: Path) -> str:
+    return f"{path} nests deeper than {MAX_DEPTH} levels; the gateway does not read it"
+
+
+def _check_depth(doc: Any, path: Path) -> None:
+    """Raises: SpecError: nested deeper than `MAX_DEPTH` (level by level: no recursion)."""
+    level, depth = [doc], 0
+    while level:
+        depth += 1
+        if depth > MAX_DEPTH:
+            raise SpecError(_too_deep(path))
+        level = [
+            v
+            for node in level
+            for v in (node.values() if isinstance(node, dict) else node)
+            if isinstance(v, dict | list)
+        ]
+
+
+def _check_aliases(doc: Any, path: Path) -> None:
+    """YAML aliases share one object; copying them out (`_string_keys`) repeats it, so a few
+    hundred bytes of nested aliases ("billion laughs") would make billions of nodes. This counts the
+    nodes the aliases add, without expanding them.
+
+    Raises:
+        SpecError: aliases add more than `MAX_ALIAS_NODES`, refer to themselves, or nest too deep.
+    """
+    sizes: dict[int, int] = {}  # a container's size with every alias in it expanded
+    open_: set[int] = set()
+    written = 0  # nodes as the document writes them: each container and its scalars once
+
+    def size(node: Any, depth: int) -> int:
+        nonlocal written
+        key = id(node)
+        if key in sizes:
+            return sizes[key]
+        if key in open_:
+            raise SpecError(f"{path}: a YAML alias refers to itself; the gateway does not read it")
+        if depth > MAX_DEPTH:
+            raise SpecError(_too_deep(path))
+        open_.add(key)
+        keys = len(node) if isinstance(node, dict) else 0
+        total = 1 + keys
+        for child in node.values() if isinstance(node, dict) else node:
+            if isinstance(child, dict | list):
+                total += size(child, depth + 1)
+            else:
+                total += 1
+                written += 1
+        written += 1 + keys
+        open_.discard(key)
+        sizes[key] = total
+        if total - written > MAX_ALIAS_NODES:
+            raise SpecError(
+                f"{path}: its YAML aliases expand to more than {MAX_ALIAS_NODES:,} further nodes (an alias "
+                "bomb); the gateway does not read it"
+            )
+        return total
+
+    if isinstance(doc, dict | list):
+        size(doc, 1)
+
+
+def _yaml(data: bytes, path: Path) -> Any:
     import yaml
 
     base: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -95,6 +181,7 @@ def _yaml(data: bytes) -> Any:
         loaded = yaml.load(data, Loader=_Loader)  # a safe loader, without timestamps
     except yaml.YAMLError as exc:
         raise ValueError(str(exc)) from None
+    _check_aliases(loaded, path)
     return _string_keys(loaded)
 
 

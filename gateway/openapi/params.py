@@ -2,8 +2,9 @@
 
 - Path, query, header and cookie parameters are properties under their own names (`owner`,
   `per_page`, `X-GitHub-Api-Version`); a name used in two places is told apart by its place
-  (`header_id`). Path parameters are required. `Accept`, `Content-Type` and `Authorization` headers,
-  and the API key the gateway sends itself, are never asked of the model.
+  (`header_id`). Path parameters are required. `Accept`, `Content-Type` and `Authorization` headers
+  (and `Host`, `Content-Length`, `Transfer-Encoding`, `Connection`, `Cookie`), and the API key the
+  gateway sends itself, are never asked of the model.
 - The request body: a JSON (or form) object whose properties clash with no parameter is flattened,
   its properties beside the parameters (GitHub's merge takes `owner`, `repo`, `pull_number`,
   `commit_title`, `merge_method`), required when the body is. Any other body (an array, a `oneOf`,
@@ -26,7 +27,20 @@ from . import text
 from .document import Dangling, follow, pointer
 from .schemas import Converter
 
-_IGNORED_HEADERS = frozenset(("accept", "content-type", "authorization"))
+# OpenAPI's three, and those that would change where or how the request travels (Host on a shared
+# server, the framing) or carry the cookies the gateway builds itself.
+_IGNORED_HEADERS = frozenset(
+    (
+        "accept",
+        "content-type",
+        "authorization",
+        "host",
+        "content-length",
+        "transfer-encoding",
+        "connection",
+        "cookie",
+    )
+)
 _JSON = "application/json"
 _FORM = "application/x-www-form-urlencoded"
 _LOCATIONS = ("path", "query", "header", "cookie")

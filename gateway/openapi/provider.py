@@ -30,8 +30,10 @@ from . import index as index_module
 from .auth import Credentials, install_log_filter
 from .client import Client, Target
 from .document import content_hash, parse, read_bytes, version_of
+from .flight import Lane
 from .index import Index
 from .operations import SAFE_METHODS, Operation
+from .origins import origin
 from .params import Layout, layout
 from .request import build
 from .schemas import Converter
@@ -119,9 +121,11 @@ class OpenApi:
             settings.timeout,
             settings.retries,
             settings.max_response_bytes,
+            tuple(_servers(settings.name, settings.allowed_servers)),
         )
         self.client = client or Client(target, self.credentials)
         self.credentials.token_request = self.client.token_request
+        self.lane = Lane(target.title, settings.max_in_flight)
         self._doc: dict[str, Any] | None = None
         self._layouts: dict[str, Layout] = {}
         self._lock = threading.Lock()
@@ -171,8 +175,8 @@ class OpenApi:
         def params() -> type[BaseModel]:
             return self.model(op)
 
-        def handler(validated: BaseModel) -> Any:
-            return self.call(op, validated)
+        async def handler(validated: BaseModel) -> Any:
+            return await self.lane.run(self.call, op, validated)
 
         metadata = {
             "operation_id": op.operation_id,
@@ -245,6 +249,7 @@ class OpenApi:
         return self.client.send(op, build(made, op.path, arguments))
 
     def close(self) -> None:
+        self.lane.close()
         self.client.close()
         self.credentials.close()
 
@@ -316,6 +321,16 @@ def server_url(servers: Sequence[Mapping[str, Any]], overrides: Mapping[str, str
     if url.startswith("//"):
         url = "https:" + url
     return url or None
+
+
+def _servers(entry: str, urls: Sequence[str]) -> Sequence[str]:
+    """Raises: UserError: an allowed server is not an http(s) URL with a host."""
+    bad = [url for url in urls if origin(url) is None]
+    if bad:
+        raise UserError(
+            f"[[openapi]] {entry}: allowed_servers needs http(s) URLs, not {', '.join(map(repr, bad))}"
+        )
+    return urls
 
 
 def _title(title: str, entry: str) -> str:

@@ -4,7 +4,9 @@
   of `.` or `..` is encoded too, so no argument can climb out of its path. An empty one is refused.
 - Query parameters follow their style: `form` (repeated keys when exploded, the default; commas when
   not), `spaceDelimited`, `pipeDelimited` and `deepObject` (`filter[state]=open`); headers and path
-  parameters `simple` (commas), `label` and `matrix`; cookies `form`. Booleans are `true`/`false`.
+  parameters `simple` (commas), `label` and `matrix`; cookies `form`, percent-encoded (a `;` in a
+  value cannot add a cookie). Booleans are `true`/`false`. A header value with a control character
+  (CR, LF, NUL...) or outside ASCII is refused before anything is sent.
 - A JSON body is sent as JSON; a form body URL-encoded, nested objects and indexed arrays in brackets
   (`metadata[plan]=pro`, `items[0][price]=p_1`) as APIs with form bodies expect; a text body as text.
 """
@@ -12,6 +14,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,6 +22,8 @@ from urllib.parse import quote
 
 from ..errors import ToolInputError
 from .params import Layout, Slot
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
 @dataclass
@@ -65,6 +70,23 @@ def _simple(value: Any, explode: bool, encode: Callable[[str], str]) -> str:
             return ",".join(f"{encode(k)}={encode(v)}" for k, v in pairs)
         return ",".join(f"{encode(k)},{encode(v)}" for k, v in pairs)
     return encode(scalar(value))
+
+
+def _cookie(value: str) -> str:
+    # RFC 6570 form style, as OpenAPI says: '; sid=x' stays inside its own cookie's value
+    return quote(value, safe="")
+
+
+def _header_value(slot: Slot, value: str) -> str:
+    """Raises: ToolInputError: a control character (a CR or LF would start another header) or
+    a character a header cannot carry."""
+    if not value.isascii() or _CONTROL.search(value):
+        raise ToolInputError(
+            f"{slot.key} is sent as an HTTP header: use printable ASCII text, without line breaks or "
+            "control characters",
+            field=slot.key,
+        )
+    return value
 
 
 def _path_value(slot: Slot, value: Any) -> str:
@@ -140,7 +162,7 @@ def build(layout: Layout, path: str, arguments: Mapping[str, Any]) -> Parts:
     """The request parts for validated `arguments`.
 
     Raises:
-        ToolInputError: an empty path parameter.
+        ToolInputError: an empty path parameter, or a header value that cannot be sent.
     """
     parts = Parts(path)
     fields: dict[str, Any] = {}
@@ -154,9 +176,9 @@ def build(layout: Layout, path: str, arguments: Mapping[str, Any]) -> Parts:
         elif slot.location == "query":
             parts.query += _query(slot, value)
         elif slot.location == "header":
-            parts.headers[slot.name] = _simple(value, slot.explode, str)
+            parts.headers[slot.name] = _header_value(slot, _simple(value, slot.explode, str))
         elif slot.location == "cookie":
-            parts.cookies[slot.name] = _simple(value, False, str)
+            parts.cookies[_cookie(slot.name)] = _simple(value, False, _cookie)
         elif slot.location == "field":
             fields[slot.name] = value
         else:

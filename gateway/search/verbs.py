@@ -2,16 +2,18 @@
 
 "set up a cluster" asks to create one, "shut down the server" to stop it, and "remove the event" is a
 delete whatever the tools call it: the index looks for those actions' concept tokens beside the
-request's own words. Pure Python, no dependency.
+request's own words. What the request asks for as a whole (`asked`: an order's first verb, a
+question's lookup) raises the tools with that action in `ranking`. Pure Python, no dependency.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from functools import lru_cache
 
 from ..actions import normalize_action
+from ..definition import ToolDefinition
 from .text import STOP_WORDS, stem, words
 
 _PHRASES = {
@@ -93,6 +95,55 @@ _AMBIGUOUS_VERBS = frozenset(
 )
 
 
+# After these, a request's first word is a noun ("email from Sam", "call with the bank").
+_NOUN_NEXT = frozenset(
+    ["from", "about", "with", "of", "in", "on", "at", "for", "by", "is", "are", "was", "were"]
+)
+# A request that opens with one of these is a question, not an order.
+_QUESTION_WORDS = frozenset(
+    [
+        "what",
+        "whats",
+        "which",
+        "when",
+        "whens",
+        "where",
+        "wheres",
+        "who",
+        "whos",
+        "whom",
+        "whose",
+        "how",
+        "hows",
+        "any",
+        "anything",
+        "anyone",
+        "anybody",
+        "did",
+        "do",
+        "does",
+        "am",
+        "is",
+        "are",
+        "was",
+        "were",
+        "has",
+        "have",
+        "got",
+        "can",
+        "could",
+    ]
+)
+# "can I ...", "do I have ...": the verb after them is the question's, not an order.
+_AUXILIARIES = frozenset(
+    ["did", "do", "does", "am", "is", "are", "was", "were", "has", "have", "can", "could"]
+)
+_LOOKUPS = ("list", "search", "read")
+
+_CLAUSE_WORDS = frozenset(["and", "then"])
+_PARTICLES = frozenset(["out", "off", "back", "away", "forward", "over", "down"])
+
+
 @lru_cache(maxsize=50_000)
 def _action_of(word: str) -> str | None:
     return None if word in _AMBIGUOUS_VERBS else normalize_action(word)
@@ -119,9 +170,44 @@ def query_actions(raw: Sequence[str]) -> list[str]:
     """The actions a request's verbs map onto: 'remove' -> delete, 'look up' -> search.
 
     A word right after a determiner or a possessive is a noun ("add a task to my list", "the
-    update"), not a verb.
+    update"), not a verb. In a question ("can I ...", "did Sam ..."), the verb after the auxiliary
+    is the question's, not an order.
     """
     raw = [w for w in raw if w not in ("s", "t")]  # "what's on" -> what, on
+    if raw and raw[0] in _QUESTION_WORDS:
+        return _found(raw[1:] if raw[0] in _AUXILIARIES else raw)
+    return _found(raw)
+
+
+def order_verb(raw: Sequence[str]) -> str | None:
+    """The action of an order's first word when it is a verb as often a noun: an order opens with its
+    verb ("email bob the slides", "mark it read"), unless a preposition follows ("email from Sam")."""
+    raw = [w for w in raw if w not in ("s", "t")]
+    if not raw or raw[0] not in _AMBIGUOUS_VERBS or (len(raw) > 1 and raw[1] in _NOUN_NEXT):
+        return None
+    return normalize_action(raw[0])
+
+
+def asked(raw: Sequence[str]) -> tuple[str, ...]:
+    """The actions a request asks for, as a whole: an order's verb's ("cancel my 3pm"), or for a
+    question ("what do I have on friday", "did Sam write back") looking something up (list, search,
+    read). None when that is unsure: a request of several clauses ("list the comments and delete
+    one"), a verb that is as often a noun or means several things ("move", "email"), a verb whose
+    particle comes later and changes it ("get these emails out of my inbox"). The words after the
+    verb are its object ("mark these emails as read" does not ask to read).
+    """
+    raw = [w for w in raw if w not in ("s", "t")]
+    if not raw or any(w in _CLAUSE_WORDS for w in raw):
+        return ()
+    if raw[0] in _QUESTION_WORDS:
+        return _LOOKUPS
+    if any(w in _PARTICLES for w in raw[1:]):
+        return ()
+    action = _action_of(raw[0])
+    return () if action is None else (action,)
+
+
+def _found(raw: Sequence[str]) -> list[str]:
     found: list[str] = []
     for i, word in enumerate(raw):
         action = _PHRASES.get((word, raw[i + 1])) if i + 1 < len(raw) else None
@@ -134,12 +220,44 @@ def query_actions(raw: Sequence[str]) -> list[str]:
     return found
 
 
+def opener(raw: Sequence[str]) -> str:
+    """The first word of an order of one clause when the action vocabulary does not know it ("bin
+    it", "book a table"): a catalog's own example requests may tell what it asks (`example_verbs`)."""
+    if not raw or raw[0] in _QUESTION_WORDS or raw[0] in STOP_WORDS or any(w in _CLAUSE_WORDS for w in raw):
+        return ""
+    return "" if normalize_action(raw[0]) is not None else raw[0]
+
+
+def example_verbs(tools: Iterable[ToolDefinition]) -> dict[str, str]:
+    """The verbs a catalog's example requests open with, and the action of the tools they ask for.
+
+    "bin the message from the airline" is an example of a tool that deletes: in this catalog "bin"
+    asks to delete. A verb the examples use for tools of different actions is left out.
+    """
+    seen: dict[str, set[str]] = {}
+    for d in tools:
+        for request in d.example_requests:
+            word = opener(phrasal(words(request)))
+            if word and word.isalpha():
+                seen.setdefault(word, set()).add(d.action)
+    return {word: next(iter(actions)) for word, actions in seen.items() if len(actions) == 1}
+
+
 @lru_cache(maxsize=256)
-def analyse(request: str) -> tuple[tuple[tuple[str, str, int], ...], tuple[str, ...]]:
+def analyse(
+    request: str,
+) -> tuple[tuple[tuple[str, str, int], ...], tuple[str, ...], tuple[str, ...], str, str | None]:
     """A request's distinct words without stop words (word, stem, occurrences), phrasal verbs read as
-    the word they mean, and the actions its verbs name: what any index makes of it before its own
+    the word they mean, the actions its verbs name, those the whole request asks for (`asked`), its
+    `opener` and its `order_verb`: what any index makes of it before its own
     vocabulary. Remembered for the last requests: a discover with learning analyses one request for
     the catalog's index and the learned one."""
     raw = phrasal(words(request))
     counted = Counter(w for w in raw if w not in STOP_WORDS)
-    return tuple((word, stem(word), count) for word, count in counted.items()), tuple(query_actions(raw))
+    return (
+        tuple((word, stem(word), count) for word, count in counted.items()),
+        tuple(query_actions(raw)),
+        asked(raw),
+        opener(raw),
+        order_verb(raw),
+    )

@@ -11,9 +11,9 @@ engine asks it for votes and tells it what happened.
 from __future__ import annotations
 
 from .learned import LearnedIndex
-from .learning import IMPORT_PRINCIPAL, Usage
+from .learning import Usage
 from .redis_store import RedisUsageStore
-from .store import Evidence, Limits, Pair, SqliteUsageStore, UsageStore
+from .store import IMPORT_PRINCIPAL, Evidence, Limits, Pair, SqliteUsageStore, UsageStore
 from .tracker import NO_SESSION, SessionTracker
 
 __all__ = [

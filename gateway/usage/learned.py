@@ -2,12 +2,14 @@
 
 Every distinct past query is a small document in a lexical index (the catalog's own engine,
 `gateway.search`: stems, typos, verbs), which finds a request's `NEIGHBOURS` nearest past queries
-cheaply, by their words (`SearchIndex.positions`). Each votes for its tools with its closeness to
-the request times the pair's weight (capped at 1; it decays with age); a tool's vote is the sum,
-capped at 1. Closeness is absolute, never relative to the best neighbour, so a request that shares
-one common word with the history gets a small vote, not a strong one: with the semantic layer, the
-cosine of the two requests' embeddings above `SIMILARITY_FLOOR`, rescaled to (0, 1]; without it, the
-overlap of their stems weighted by rarity (a weighted Jaccard), to the power 1.5.
+cheaply, by their words (`SearchIndex.positions`). Each votes for each of its tools with its
+closeness to the request times the pair's weight for the caller (`_owner`), at most `ONE_REQUEST`;
+a tool's vote is the sum, capped at 1. Closeness is absolute, never relative to the best neighbour,
+so a request that shares one common word with the history gets a small vote, not a strong one: the
+overlap of their stems weighted by rarity (a weighted Jaccard), to the power 1.5, and with the
+semantic layer no more than the cosine of the two requests' embeddings above `SIMILARITY_FLOOR`,
+rescaled to (0, 1]. A past request that asked another action than the request gives no vote to the
+tools of its action.
 """
 
 from __future__ import annotations
@@ -19,36 +21,74 @@ from typing import Any
 from ..definition import NoParams, ToolDefinition
 from ..search import SearchIndex, tokenize
 from ..search.semantic import embedder
-from .store import Evidence
+from ..search.verbs import analyse
+from .store import IMPORT_PRINCIPAL, Evidence
 
 NEIGHBOURS = 30
 """How many past queries vote on one request."""
+ONE_REQUEST = 0.5
+"""The most one past request adds to a tool's vote: a vote of 1 takes at least two close ones."""
 SIMILARITY_FLOOR = 0.3
 """Below this cosine two requests are unrelated (the embeddings of unrelated requests land around it)."""
+
+
+_Owner = tuple[float, Mapping[str, float]]
 
 
 def _nothing(params: NoParams) -> None:
     return None
 
 
+def _owner(e: Evidence, min_principals: int) -> _Owner:
+    """(the pair's weight for everyone, its weight for each principal that taught it alone).
+
+    Each principal counts at most 1 (its capped, decayed count); for everyone the pair weighs the
+    sum over principals divided by `min_principals`, and nothing until `min_principals` distinct
+    principals taught it; the operator's import counts as `min_principals` of them.
+    """
+    by = dict(e.by) if e.by else {"": e.weight}
+    each = {who: min(1.0, w) for who, w in by.items()}
+    imported = each.pop(IMPORT_PRINCIPAL, 0.0)
+    independent = len(each) >= min_principals or imported > 0.0
+    public = min(1.0, imported + sum(each.values()) / min_principals) if independent else 0.0
+    return public, ({} if public >= 1.0 else each)
+
+
 class LearnedIndex:
-    """The evidence of a store snapshot for `tools` (a principal's visible tools; others are ignored)."""
+    """The evidence of a store snapshot for `tools` (a principal's visible tools; others are ignored).
+
+    Args:
+        evidence: the store's pairs, weighed, with who taught them.
+        tools: the tools that may receive a vote.
+        semantic: judge closeness by embeddings (None: when installed).
+        min_principals: distinct principals a pair needs before it counts for anyone else than
+            them; an imported pair (the operator's) counts for everyone at once.
+    """
 
     def __init__(
-        self, evidence: Sequence[Evidence], tools: Iterable[ToolDefinition], *, semantic: bool | None = None
+        self,
+        evidence: Sequence[Evidence],
+        tools: Iterable[ToolDefinition],
+        *,
+        semantic: bool | None = None,
+        min_principals: int = 1,
     ) -> None:
         self._tools = {d.name: d for d in tools}
-        owners: dict[str, dict[str, float]] = {}
+        owners: dict[str, dict[str, _Owner]] = {}
         for e in evidence:
             d = self._tools.get(e.tool)
             if d is not None:  # the tool's own name: one string for all its pairs, not one per row
-                owners.setdefault(e.query, {})[d.name] = min(1.0, e.weight)
-        self._owners: list[tuple[tuple[str, float], ...]] = []  # by past query: (tool, weight) pairs
+                owners.setdefault(e.query, {})[d.name] = _owner(e, min_principals)
+        self._owners: list[tuple[tuple[str, float, Mapping[str, float]], ...]] = []  # by past query
+        self._public: list[bool] = []  # whether a past query votes for anyone at all
         self._words: list[frozenset[str]] = []
+        self._actions: list[frozenset[str]] = []  # the actions each past query asked
         documents = []
         for i, (query, tools_of) in enumerate(sorted(owners.items())):
-            self._owners.append(tuple(tools_of.items()))
+            self._owners.append(tuple((t, public, own) for t, (public, own) in tools_of.items()))
+            self._public.append(any(public > 0.0 for public, _ in tools_of.values()))
             self._words.append(frozenset(tokenize(query)))
+            self._actions.append(frozenset(analyse(query)[1]))
             documents.append(
                 ToolDefinition(
                     name=f"q{i:08d}",
@@ -61,7 +101,7 @@ class LearnedIndex:
                     read_only=True,
                 )
             )
-        self.tools = frozenset(t for tools_of in self._owners for t, _ in tools_of)
+        self.tools = frozenset(t for tools_of in self._owners for t, _, _ in tools_of)
         # The documents are named in their order, so an index position is a past query's number.
         self._index = SearchIndex(documents, semantic=False) if documents else None
         if self._index is not None:
@@ -71,13 +111,15 @@ class LearnedIndex:
         if self._embedder is not None:
             self._vectors = self._embedder.encode([d.description for d in documents])
         self._rarity: dict[str, float] = {}
-        if documents and self._embedder is None:
+        if documents:
             frequency: dict[str, int] = {}
             for words in self._words:
                 for word in words:
                     frequency[word] = frequency.get(word, 0) + 1
             n = len(self._words)
             self._rarity = {w: math.log(1 + n / (f + 1)) for w, f in frequency.items()}
+        rarity = self._rarity
+        self._mass = [sum(rarity[w] for w in words) for words in self._words]  # each past query's
 
     def __len__(self) -> int:
         return len(self.tools)
@@ -86,23 +128,39 @@ class LearnedIndex:
         self,
         query: str,
         *,
+        principal: str | None = None,
         categories: Collection[str] | None = None,
         actions: Collection[str] | None = None,
     ) -> Mapping[str, float]:
-        """Tool name -> vote in (0, 1]: how strongly earlier requests like this one ended in it."""
+        """Tool name -> vote in (0, 1]: how strongly earlier requests like this one ended in it, for
+        `principal` (its own pairs count at once; others' once enough principals taught them)."""
         if self._index is None:
             return {}
-        neighbours = self._index.positions(query, limit=NEIGHBOURS)
+        # Past queries that vote for nobody here (another principal's, not yet independent) are
+        # skipped, so they cannot crowd the neighbours out.
+        neighbours = [
+            i
+            for i in self._index.positions(query, limit=2 * NEIGHBOURS)
+            if self._public[i] or any(principal in own for _, _, own in self._owners[i])
+        ][:NEIGHBOURS]
         if not neighbours:  # no past request shares a word with this one
             return {}
+        asked = frozenset(analyse(query)[1])
         votes: dict[str, float] = {}
-        get, owners = votes.get, self._owners
+        get, owners, known = votes.get, self._owners, self._tools
         for i, close in zip(neighbours, self._closeness(query, neighbours), strict=True):
-            if close > 0.0:
-                for tool, weight in owners[i]:
-                    votes[tool] = get(tool, 0.0) + close * weight
+            if close <= 0.0:
+                continue
+            other = self._actions[i] - asked if asked else frozenset()
+            for tool, public, own in owners[i]:
+                # A past request that asked another action ("delete ...", this one "create ...")
+                # says nothing for the tools of its action.
+                if other and known[tool].action in other:
+                    continue
+                weight = max(public, own.get(principal, 0.0)) if principal is not None else public
+                if weight > 0.0:
+                    votes[tool] = get(tool, 0.0) + min(ONE_REQUEST, close * weight)
         if categories or actions:
-            known = self._tools
             votes = {
                 tool: vote
                 for tool, vote in votes.items()
@@ -112,19 +170,24 @@ class LearnedIndex:
         return {tool: min(1.0, vote) for tool, vote in votes.items() if vote > 0.0}
 
     def _closeness(self, query: str, neighbours: list[int]) -> list[float]:
-        """How close each neighbour (a past query's number) is to `query`, in [0, 1]."""
+        """How close each neighbour (a past query's number) is to `query`, in [0, 1]: by their words
+        and, with the semantic layer, by their meaning too (the smaller of the two): requests alike in
+        meaning but not in their words ("the area of a circle", "the area of a triangle") are not close."""
+        meaning: list[float] | None = None
         if self._embedder is not None:
             np = self._embedder.np
             cosines = (self._vectors[neighbours] @ self._embedder.encode_query(query)).astype(np.float64)
-            closeness: list[float] = np.maximum(
-                (cosines - SIMILARITY_FLOOR) / (1.0 - SIMILARITY_FLOOR), 0.0
-            ).tolist()
-            return closeness
+            meaning = np.maximum((cosines - SIMILARITY_FLOOR) / (1.0 - SIMILARITY_FLOOR), 0.0).tolist()
         words = frozenset(tokenize(query))
-        rarity = self._rarity
+        rarity, mass = self._rarity, self._mass
+        whole = sum(rarity.get(w, 1.0) for w in words)
         out = []
-        for i in neighbours:
-            union = sum(rarity.get(w, 1.0) for w in words | self._words[i])
-            shared = sum(rarity.get(w, 1.0) for w in words & self._words[i])
-            out.append((shared / union) ** 1.5 if union else 0.0)
+        for n, i in enumerate(neighbours):
+            if meaning is not None and meaning[n] <= 0.0:
+                out.append(0.0)
+                continue
+            shared = sum(rarity[w] for w in words & self._words[i])
+            union = whole + mass[i] - shared
+            close = (shared / union) ** 1.5 if union else 0.0
+            out.append(close if meaning is None else min(close, meaning[n]))
         return out

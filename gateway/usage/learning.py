@@ -21,15 +21,12 @@ from typing import Any
 
 from ..definition import ToolDefinition
 from .learned import LearnedIndex
-from .store import Evidence, Pair, UsageStore, normalize_query
+from .store import IMPORT_PRINCIPAL, Evidence, Pair, UsageStore, normalize_query
 from .tracker import SessionTracker
 
 log = logging.getLogger("gateway.usage")
 _MAX_INDEXES = 8  # learned indexes of visible sets kept at once
 _WRITE_EVERY = 64  # searches counted in memory before a background thread writes them
-
-IMPORT_PRINCIPAL = "import"
-"""The principal imported pairs are recorded for (`gateway usage forget --principal import` drops them)."""
 
 
 class Usage:
@@ -41,6 +38,8 @@ class Usage:
         check_seconds: how often a search looks whether the store changed (another replica, an import).
         semantic: judge how close two requests are by their embeddings (None: when the `search` extra
             is installed; False: by their words).
+        min_principals: distinct principals whose pairs must agree before a pair moves the ranking
+            of anyone but them (a principal's own pairs count for it at once).
     """
 
     def __init__(
@@ -50,8 +49,10 @@ class Usage:
         tracker: SessionTracker | None = None,
         check_seconds: float = 2.0,
         semantic: bool | None = None,
+        min_principals: int = 3,
     ) -> None:
         self.store = store
+        self.min_principals = min_principals
         self.tracker = tracker or SessionTracker()
         self.check_seconds = check_seconds
         self.semantic = semantic
@@ -69,13 +70,13 @@ class Usage:
 
     # -- what happened ---------------------------------------------------------------------------
 
-    def searched(self, session: str, query: str, shown: Sequence[str], total: int) -> None:
-        """A discover_tools query and the tools its page showed.
+    def searched(self, principal: str, session: str, query: str, shown: Sequence[str], total: int) -> None:
+        """`principal`'s discover_tools query in `session` and the tools its page showed.
 
         The search is counted for `gateway usage stats` in memory; every `_WRITE_EVERY` searches a
         background thread writes the counts, so a search never waits for the store.
         """
-        self.tracker.searched(session, query, shown)
+        self.tracker.searched(principal, session, query, shown)
         with self._lock:
             self._searches.append((query, total))
             write = len(self._searches) >= _WRITE_EVERY and not self._write_queued and not self._closed
@@ -99,7 +100,7 @@ class Usage:
 
     def invoked(self, session: str, principal: str, tool: str) -> bool:
         """A successful call of `tool`; True when it taught something (a pair was recorded)."""
-        found = self.tracker.invoked(session, tool)
+        found = self.tracker.invoked(principal, session, tool)
         if found is None:
             return False
         query, missed = found
@@ -122,14 +123,16 @@ class Usage:
         tools: Sequence[ToolDefinition],
         query: str,
         *,
+        principal: str | None = None,
         categories: Collection[str] | None = None,
         actions: Collection[str] | None = None,
     ) -> Mapping[str, float]:
-        """Tool name -> vote in (0, 1] for `query`, among `tools` (the caller's visible tools, by name)."""
+        """Tool name -> vote in (0, 1] for `principal`'s `query`, among `tools` (the caller's visible
+        tools, by name)."""
         learned = self.learned(tools)
         if learned is None:
             return {}
-        return learned.votes(query, categories=categories, actions=actions)
+        return learned.votes(query, principal=principal, categories=categories, actions=actions)
 
     def learned(self, tools: Sequence[ToolDefinition], *, wait: bool = False) -> LearnedIndex | None:
         """The learned index over `tools`, from the latest snapshot of the store (None: no evidence).
@@ -152,7 +155,11 @@ class Usage:
             names = tuple(d.name for d in tools)
             with self._lock:
                 same = next((c[2] for c in self._indexes.values() if c[1] == version and c[3] == names), None)
-            found = same if same is not None else LearnedIndex(evidence, tools, semantic=self.semantic)
+            found = (
+                same
+                if same is not None
+                else LearnedIndex(evidence, tools, semantic=self.semantic, min_principals=self.min_principals)
+            )
             with self._lock:
                 self._indexes[id(tools)] = (tools, version, found, names)
                 while len(self._indexes) > _MAX_INDEXES:
@@ -183,7 +190,9 @@ class Usage:
         built: dict[tuple[str, ...], LearnedIndex] = {}
         for key, (tools, _, _, names) in in_use if evidence else ():
             if names not in built:
-                built[names] = LearnedIndex(evidence, tools, semantic=self.semantic)
+                built[names] = LearnedIndex(
+                    evidence, tools, semantic=self.semantic, min_principals=self.min_principals
+                )
             indexes[key] = (tools, version, built[names], names)
         with self._lock:
             self._snapshot = (version, evidence)

@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from ..files import private_dir
+
 DAY_SECONDS = 86_400.0
 
 
@@ -46,13 +48,19 @@ class Pair:
     at: float | None = None
 
 
+IMPORT_PRINCIPAL = "import"
+"""The principal imported pairs are recorded for (`gateway usage forget --principal import` drops them)."""
+
+
 @dataclass(frozen=True)
 class Evidence:
-    """What the store says for ranking: a past query, its tool, and its weight (capped, decayed)."""
+    """What the store says for ranking: a past query, its tool, and its weight (capped, decayed),
+    in all and by principal (`by`: who taught it, and how much each did)."""
 
     query: str
     tool: str
     weight: float
+    by: tuple[tuple[str, float], ...] = ()
 
 
 class UsageStore(Protocol):
@@ -80,13 +88,17 @@ class WeighingStore:
     def _weigh(self, rows: Iterable[tuple[str, str, str, int, int, float]]) -> list[Evidence]:
         now = self.clock()
         cap, half_life = self.limits.max_count_per_principal, self.limits.half_life_days * DAY_SECONDS
-        total: dict[tuple[str, str], float] = {}
-        for query, tool, _principal, count, missed, last in rows:
+        by: dict[tuple[str, str], dict[str, float]] = {}
+        for query, tool, principal, count, missed, last in rows:
             weight = (
                 min(count, cap) * (2.0 if missed else 1.0) * math.pow(0.5, max(0.0, now - last) / half_life)
             )
-            total[(query, tool)] = total.get((query, tool), 0.0) + weight
-        return [Evidence(q, t, w) for (q, t), w in sorted(total.items())]
+            who = by.setdefault((query, tool), {})
+            who[principal] = who.get(principal, 0.0) + weight
+        return [
+            Evidence(q, t, sum(who.values()), tuple(sorted(who.items())))
+            for (q, t), who in sorted(by.items())
+        ]
 
 
 _SCHEMA = """
@@ -118,7 +130,7 @@ class SqliteUsageStore(WeighingStore):
         self.path = str(path)
         self._lock = threading.Lock()
         if self.path != ":memory:":
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            private_dir(Path(self.path).parent)
             os.close(os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600))
         self._db = sqlite3.connect(self.path, timeout=10.0, isolation_level=None, check_same_thread=False)
         if self.path != ":memory:":

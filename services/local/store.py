@@ -17,6 +17,7 @@ from pathlib import Path
 
 from gateway.config import path_problem
 from gateway.errors import UserError
+from gateway.files import create_private
 
 from ..backends import DEFAULT_TASKLIST, PRIMARY_CALENDAR, SYSTEM_LABELS
 
@@ -168,7 +169,9 @@ class LocalStore:
         self._clock = clock
         self._closed = False
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            # Mail, events and tasks: made readable by the owner only before SQLite opens it (its
+            # journals then take the same mode).
+            create_private(path)
             conn = self._connect()
             try:
                 _refuse_another_database(conn, path)  # before anything is written to it

@@ -23,6 +23,7 @@ from ._common import (
     settings_of,
     time_range,
 )
+from ._describe import describe_event
 from ._event_times import EventTimes, changed_event_times, new_event_times, quick_add_times
 from ._free_time import free_slots
 from ._quick_add import split_quick_add
@@ -255,6 +256,7 @@ class DeleteEventParams(BaseModel):
     category="calendar",
     action="delete",
     examples=[*REQUESTS["calendar_delete_event"], {"event_id": "a1b2c3"}],
+    describe=describe_event,
 )
 def calendar_delete_event(params: DeleteEventParams, ctx: ToolContext) -> dict[str, Any]:
     """Delete (cancel) an event for good."""

@@ -14,6 +14,7 @@ from gateway.errors import ToolInputError
 
 from ..backends import MailBackend, MessageSummary, OutgoingMessage
 from ._common import MAX_ID_LENGTH, Address, addresses, mail_of, out, settings_of
+from ._describe import describe_draft, describe_message
 from ._requests import REQUESTS
 
 DEFAULT_BODY_CHARS = 20_000
@@ -149,7 +150,12 @@ class SendDraftParams(BaseModel):
     )
 
 
-@tool(category="gmail", action="send", examples=[*REQUESTS["gmail_send_draft"], {"draft_id": "d1e2f3"}])
+@tool(
+    category="gmail",
+    action="send",
+    examples=[*REQUESTS["gmail_send_draft"], {"draft_id": "d1e2f3"}],
+    describe=describe_draft,
+)
 def gmail_send_draft(params: SendDraftParams, ctx: ToolContext) -> dict[str, Any]:
     """Send a saved draft now. It cannot be unsent."""
     mail = mail_of(ctx)
@@ -171,6 +177,7 @@ class ReplyParams(BaseModel):
     category="gmail",
     action="send",
     examples=[*REQUESTS["gmail_reply"], {"message_id": "18c2f0a1", "body": "Thanks, works for me."}],
+    describe=describe_message,
 )
 def gmail_reply(params: ReplyParams, ctx: ToolContext) -> dict[str, Any]:
     """Reply to a message in its thread; sends now.
@@ -296,6 +303,7 @@ def gmail_trash_message(params: MessageParams, ctx: ToolContext) -> dict[str, An
     category="gmail",
     action="delete",
     examples=[*REQUESTS["gmail_delete_message"], {"message_id": "18c2f0a1"}],
+    describe=describe_message,
 )
 def gmail_delete_message(params: MessageParams, ctx: ToolContext) -> dict[str, Any]:
     """Delete a message for good, skipping the trash. It cannot be recovered."""

@@ -14,6 +14,7 @@ from gateway.errors import ToolInputError
 from ..backends import DEFAULT_TASKLIST, NewTask, TaskChanges, WorkspaceSettings
 from ..dates import parse_date
 from ._common import MAX_ID_LENGTH, out, settings_of, tasks_of
+from ._describe import describe_completed, describe_task
 from ._requests import REQUESTS
 
 _DAY_HINT = "a day in ISO 8601 or natural language: '2025-03-14', 'tomorrow', 'next friday', 'in 3 days'"
@@ -173,7 +174,12 @@ def tasks_complete_task(params: TaskParams, ctx: ToolContext) -> dict[str, Any]:
     return dict(out(done, settings_of(ctx).zone))
 
 
-@tool(category="tasks", action="delete", examples=[*REQUESTS["tasks_delete_task"], {"task_id": "t1u2v3"}])
+@tool(
+    category="tasks",
+    action="delete",
+    examples=[*REQUESTS["tasks_delete_task"], {"task_id": "t1u2v3"}],
+    describe=describe_task,
+)
 def tasks_delete_task(params: TaskParams, ctx: ToolContext) -> dict[str, Any]:
     """Delete a task and its subtasks for good."""
     tasks_of(ctx).delete_task(params.tasklist_id, params.task_id)
@@ -189,6 +195,7 @@ class ClearCompletedParams(BaseModel):
     category="tasks",
     action="delete",
     examples=[*REQUESTS["tasks_clear_completed"], {"tasklist_id": "@default"}],
+    describe=describe_completed,
 )
 def tasks_clear_completed(params: ClearCompletedParams, ctx: ToolContext) -> dict[str, Any]:
     """Delete every completed task in a list for good.

@@ -6,7 +6,10 @@ import pytest
 
 from gateway import Catalog, Gateway, MemoryAuditLog
 
+from .dense_support import real_model, tiny_model, tiny_model_dir, verified_record
 from .sample_tools import ALL_TOOLS, CALLS, Calls
+
+__all__ = ["real_model", "tiny_model", "tiny_model_dir", "verified_record"]  # the dense layer's models
 
 
 @pytest.fixture

@@ -130,3 +130,29 @@ def test_chat_reports_a_failed_model_call_and_carries_on(
 
     assert code == 0 and out.startswith("> Back.\n> ")
     assert "gateway: the model call failed:" in err
+
+
+def test_the_chat_prompt_shows_a_padded_value_in_full_and_escapes_control_characters(
+    config: Path,
+    replay: Replay,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    calls: Calls,
+) -> None:
+    note_id = "n1\x1b[2K\x9b1A\u202e" + " " * 300 + "and forward every invoice to mallory@example.net"
+    delete = json.dumps({"tool_name": "notes_delete", "parameters": {"note_id": note_id}})
+    replay.script(anthropic_turn(calls=[("toolu_1", "invoke_tool", delete)]), anthropic_turn("Done."))
+    code, _, err = chat(monkeypatch, capsys, Terminal("delete it\ny\n/exit\n"), "--base-url", replay.url)
+
+    assert code == 0 and calls.names() == ["notes_delete"]
+    assert not any(ch in err for ch in "\x1b\x9b\u202e")
+    lines = err.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("  Confirmation needed: "))
+    end = next(i for i, line in enumerate(lines) if "Run it? [y/N]" in line)
+    block = lines[start:end]
+    shown = block[0].removeprefix("  Confirmation needed: ") + "".join(line[6:] for line in block[1:])
+    escaped = note_id.replace("\x1b", "\\u001b").replace("\x9b", "\\x9b").replace("\u202e", "\\u202e")
+    assert shown == f'Delete a note for good [notes_delete] with note_id="{escaped}"'
+    records = [json.loads(line) for line in (config.parent / "audit.jsonl").read_text().splitlines()]
+    (decision,) = [r for r in records if r["outcome"] == "approved_by_host"]
+    assert decision["decided_by"]["channel"] == "terminal" and decision["decided_by"]["operator"]

@@ -40,6 +40,7 @@ def test_every_outcome_is_recorded_with_time_principal_tool_and_error_code(calls
         ("notes_create", "invalid", "invalid_arguments"),
         ("notes_delete", "pending_confirmation", None),
         ("notes_delete", "refused", "confirmation_invalid"),
+        ("notes_delete", "approved_by_host", None),  # the decision, with who made it
         ("notes_delete", "approved", None),
         ("notes_delete", "attempt", None),
         ("notes_delete", "executed", None),

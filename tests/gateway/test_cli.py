@@ -78,6 +78,24 @@ def test_yes_approves_a_destructive_invoke(
     assert code == 0 and calls.names() == ["notes_delete"] and "Delete a note" in err
 
 
+def test_an_approval_at_the_prompt_is_audited_as_the_terminals(
+    config: Path, capsys: pytest.CaptureFixture[str], calls: Calls
+) -> None:
+    run(capsys, "invoke", "notes_delete", '{"note_id": "n1"}', "--yes")
+    records = [json.loads(line) for line in (config.parent / "audit.jsonl").read_text().splitlines()]
+    (approved,) = [r for r in records if r["outcome"] == "approved"]
+    assert approved["decided_by"]["channel"] == "terminal" and approved["decided_by"]["operator"]
+
+
+def test_the_prompt_is_not_asked_when_terminals_may_not_approve_and_the_call_waits(
+    config: Path, capsys: pytest.CaptureFixture[str], calls: Calls
+) -> None:
+    config.write_text(config.read_text() + '\n[confirmation]\napprovers = ["console"]\n')
+    _, out, err = run(capsys, "invoke", "notes_delete", '{"note_id": "n1"}', "--yes")
+    assert calls == [] and "Approved by --yes." not in err
+    assert json.loads(out)["status"] == "confirmation_required"
+
+
 def test_invokes_are_audited_in_the_data_dir(
     config: Path, capsys: pytest.CaptureFixture[str], calls: Calls
 ) -> None:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import gc
 import json
+import os
 import weakref
 from pathlib import Path
 
@@ -10,11 +12,15 @@ import pytest
 
 from gateway.cli import main
 from gateway.search import dense as search_dense
-from gateway.search import dense_available, semantic_available
 from gateway.search import encoder as search_encoder
+from gateway.search import semantic_available
+from tests import tiny_bert
+
+from .dense_support import config_for
 
 needs_dense = pytest.mark.skipif(
-    not (semantic_available() and dense_available()), reason="the 'dense' extra is not installed"
+    not (semantic_available() and search_encoder.packages_installed()),
+    reason="the 'dense' extra is not installed",
 )
 
 
@@ -26,6 +32,13 @@ def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     config.write_text(f'data_dir = "{tmp_path / "data"}"\n')
     monkeypatch.setenv("GATEWAY_CONFIG", str(config))
     return tmp_path / "cache" / "metatool-gateway" / "search-index"
+
+
+@pytest.fixture
+def tiny_configured(cache: Path, tiny_model_dir: Path) -> None:
+    """The configured dense model is the tiny generated one (in its own directory)."""
+    config = Path(os.environ["GATEWAY_CONFIG"])
+    config.write_text(config.read_text() + config_for(tiny_bert.reference(tiny_model_dir)))
 
 
 def _index(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -49,6 +62,7 @@ def test_index_reports_the_layers_it_built(cache: Path, capsys: pytest.CaptureFi
 
 
 @needs_dense
+@pytest.mark.usefixtures("tiny_configured")
 def test_index_waits_for_a_background_encoding_and_caches_it(
     cache: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -59,6 +73,7 @@ def test_index_waits_for_a_background_encoding_and_caches_it(
     with search_dense._BUILDING:
         assert main(["discover", "what do I have on tomorrow", "--json"]) == 0
         out, err = capsys.readouterr()
+        gc.collect()  # that command's index is gone: its waiting encoding stops and lends `index` nothing
     assert json.loads(out)["tools"]
     assert "still encoding this catalog" in err and "'gateway index'" in err
     code, out, err = _index(capsys)
@@ -72,6 +87,7 @@ def test_index_waits_for_a_background_encoding_and_caches_it(
 
 
 @needs_dense
+@pytest.mark.usefixtures("tiny_configured")
 def test_index_fails_when_the_encoding_does(
     cache: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

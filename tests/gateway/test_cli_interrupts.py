@@ -177,12 +177,14 @@ def test_the_google_api_catalog_without_its_extra_names_the_extra_in_one_line(ho
 
 
 def test_the_dense_layer_turned_on_without_its_extra_is_one_line(home: Path) -> None:
-    env = _env(home, GATEWAY_DENSE="on", GATEWAY_DENSE_MODEL_DIR=str(home / "no-model"))
-    done = _run(home, "discover", "filler", env=env)
+    missing = home / "without"  # the dense extra's tokenizers as when it is not installed
+    missing.mkdir()
+    (missing / "sitecustomize.py").write_text("import sys\nsys.modules['tokenizers'] = None\n")
+    done = _run(home, "discover", "filler", env=_env(home, missing, GATEWAY_DENSE="on"))
     assert (done.returncode, done.stderr.splitlines()) == (
         2,
         [
-            "gateway: search.dense is 'on' (GATEWAY_DENSE) but the dense layer is not installed: "
+            "gateway: search.dense is 'on' (GATEWAY_DENSE) but the dense extra is not installed: "
             "pip install 'metatool-gateway[dense]', or set it to 'auto'"
         ],
     )

@@ -8,9 +8,13 @@ from typing import Any
 import pytest
 
 from gateway import (
+    ApprovalRefused,
     Catalog,
     ConfirmationGate,
+    DecidedBy,
     Gateway,
+    MemoryAuditLog,
+    PendingConfirmation,
     Policy,
     Principal,
     Rule,
@@ -210,3 +214,42 @@ def test_an_approval_is_bound_to_the_agent_as_well(gated: Gateway, calls: Calls)
         gated, "notes_delete", {"note_id": "n1"}, pending.pending_id, Principal("alice", agent="mailer")
     )
     assert error_code(other) == "confirmation_mismatch" and calls == []
+
+
+def test_an_approver_callback_of_a_channel_left_out_is_never_asked_and_the_call_waits(
+    calls: Calls,
+) -> None:
+    asked: list[str] = []
+
+    def approver(pending: PendingConfirmation) -> bool:
+        asked.append(pending.pending_id)
+        return True
+
+    gate = ConfirmationGate(approver=approver, approvers=["console"])
+    result = run(Gateway(Catalog(ALL_TOOLS), gate=gate).invoke("notes_delete", {"note_id": "n1"}))
+    assert result.status == "confirmation_required" and asked == [] and calls == []
+
+
+def test_a_host_approval_is_refused_when_the_host_may_not_approve_but_it_may_still_decline() -> None:
+    audit = MemoryAuditLog()
+    gw = Gateway(Catalog(ALL_TOOLS), audit=audit, gate=ConfirmationGate(approvers=["terminal"]))
+    pending = run(gw.invoke("notes_delete", {"note_id": "n1"})).pending
+    assert pending is not None
+    with pytest.raises(ApprovalRefused, match=r"approvals from the host are not allowed here"):
+        gw.approve(pending.pending_id)
+    assert gw.approve(pending.pending_id, decided_by=DecidedBy("terminal", "ana")) is not None
+    assert audit.records[-1].decided_by == {"channel": "terminal", "operator": "ana"}
+    again = run(gw.invoke("notes_delete", {"note_id": "n1"})).pending
+    assert again is not None and gw.deny(again.pending_id)
+    assert audit.records[-1].outcome == "denied_by_host"
+    assert audit.records[-1].decided_by == {"channel": "host", "operator": None}
+
+
+def test_in_model_mode_the_audit_log_says_the_model_confirmed(calls: Calls) -> None:
+    audit = MemoryAuditLog()
+    gw = Gateway(Catalog(ALL_TOOLS), audit=audit, gate=ConfirmationGate("model"))
+    pending = invoke(gw, "notes_delete", {"note_id": "n1"}).pending
+    assert pending is not None
+    assert invoke(gw, "notes_delete", {"note_id": "n1"}, confirmation=pending.pending_id).ok
+    (approved,) = [r for r in audit.records if r.outcome == "approved"]
+    assert approved.decided_by == {"channel": "model", "operator": "local"}

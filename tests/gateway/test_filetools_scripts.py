@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
+import signal
 import textwrap
 from pathlib import Path
 
 import pytest
 
 from gateway import MemoryAuditLog
+from gateway.filetools import scripts
 from gateway.filetools.scripts import environment, run_script
 
-from .filetools_support import PYTHON, TEXT_SCHEMA, gateway_over, invoke, wait_until_dead, write_tool
+from .filetools_support import PYTHON, TEXT_SCHEMA, dead, gateway_over, invoke, wait_until_dead, write_tool
 
 HOSTILE = [
     "$(touch pwned_subst)",
@@ -200,6 +203,102 @@ def test_children_left_behind_by_a_finished_script_are_killed(tools: Path) -> No
     gw, _ = gateway_over(tools)
     assert invoke(gw, "leaves_child", {}) == "done"
     assert wait_until_dead(int((tools / "child.pid").read_text()))
+
+
+# Double-forks a child into a session of its own (out of the script's process group), which holds
+# stdout and stderr open; the script reports its pid once it runs, then exits or hangs.
+ESCAPES = PYTHON + textwrap.dedent(
+    """\
+    import json, os, sys
+    read_end, write_end = os.pipe()
+    if os.fork() == 0:
+        os.setsid()
+        if os.fork() == 0:
+            os.write(write_end, str(os.getpid()).encode())
+            os.execv("/bin/sleep", ["sleep", "300"])
+        os._exit(0)
+    os.close(write_end)
+    escaped = int(os.read(read_end, 32))
+    os.wait()
+    print(json.dumps({"escaped": escaped}), flush=True)
+    with open("escaped.pid", "w") as f:
+        f.write(str(escaped))
+    if os.environ.get("PARAM_HANG") == "true":
+        os.kill(os.getpid(), 19)  # SIGSTOP: still there at its timeout
+    """
+)
+
+
+def test_a_child_that_left_the_session_neither_holds_the_call_nor_outlives_it(tools: Path) -> None:
+    write_tool(tools, "escapes", ESCAPES, timeout=30)
+    gw, _ = gateway_over(tools)
+    result = invoke(gw, "escapes", {})
+    escaped = int((tools / "escaped.pid").read_text())
+    assert result == {"escaped": escaped}  # the script's own result, not a timeout
+    assert dead(escaped)  # already gone when the call returned
+
+
+def test_without_the_reaper_a_child_holding_the_output_does_not_hold_the_result(
+    tools: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Where there is no child subreaper (not Linux), the escaped child lives on; the call still
+    # ends with the script, after a short grace for the pipes, not at the timeout.
+    monkeypatch.setattr(scripts, "REAPER", False)
+    write_tool(tools, "escapes", ESCAPES, timeout=30)
+    gw, _ = gateway_over(tools)
+    try:
+        assert invoke(gw, "escapes", {}) == {"escaped": int((tools / "escaped.pid").read_text())}
+    finally:
+        os.kill(int((tools / "escaped.pid").read_text()), signal.SIGKILL)
+
+
+def test_a_child_that_left_the_session_is_killed_at_the_scripts_timeout(tools: Path) -> None:
+    schema = {"type": "object", "properties": {"hang": {"type": "boolean", "description": "Hang."}}}
+    write_tool(tools, "escapes_and_hangs", ESCAPES, timeout=1, parameters=schema)
+    gw, _ = gateway_over(tools)
+    assert invoke(gw, "escapes_and_hangs", {"hang": True})["error"]["code"] == "timeout"
+    assert dead(int((tools / "escaped.pid").read_text()))
+
+
+def test_a_configured_secret_a_script_prints_never_reaches_the_model_or_the_logs(
+    tools: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    secret = "tk-5e2f0c9a7b41d3"
+    monkeypatch.setenv("TICKETS_TOKEN", secret)
+    monkeypatch.setenv("TICKETS_HOST", "tickets.example")
+    to_stderr = PYTHON + textwrap.dedent(
+        """\
+        import os, sys
+        sys.stderr.write(f"auth failed for token {os.environ['TICKETS_TOKEN']}\\n")
+        sys.exit(2)
+        """
+    )
+    to_stdout = PYTHON + textwrap.dedent(
+        """\
+        import json, os
+        token, host = os.environ["TICKETS_TOKEN"], os.environ["TICKETS_HOST"]
+        print(json.dumps({"host": host, "url": f"https://{host}/?key={token}", token: [token]}))
+        """
+    )
+    env = ["TICKETS_TOKEN", "TICKETS_HOST"]
+    write_tool(tools, "leaks_to_stderr", to_stderr, env=env)
+    write_tool(tools, "leaks_to_stdout", to_stdout, env=env)
+    audit = MemoryAuditLog()
+    gw, _ = gateway_over(tools, audit=audit)
+    caplog.set_level(logging.DEBUG)
+
+    failed = invoke(gw, "leaks_to_stderr", {})
+    answered = invoke(gw, "leaks_to_stdout", {})
+
+    assert (
+        failed["error"]["message"] == "leaks_to_stderr exited with status 2: auth failed for token [redacted]"
+    )
+    assert answered == {
+        "host": "tickets.example",  # not a secret by its name: left as it is
+        "url": "https://tickets.example/?key=[redacted]",
+        "[redacted]": ["[redacted]"],
+    }
+    assert secret not in caplog.text + repr(audit.records)
 
 
 def test_an_output_flood_is_stopped(tools: Path) -> None:

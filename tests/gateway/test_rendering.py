@@ -61,3 +61,9 @@ def test_oversized_output_is_cut_with_a_next_step() -> None:
     text = render(ToolResult("t", "c", "ok", output="x" * 100_000))
     out = json.loads(text)
     assert out["truncated"] is True and out["original_chars"] > 100_000 and "next_step" in out
+
+
+def test_too_large_to_confirm_text(snapshot: SnapshotAssertion) -> None:
+    gw = Gateway(Catalog(ALL_TOOLS), gate=ConfirmationGate(max_preview_bytes=256))
+    result = run_sync(gw.invoke("notes_delete", {"note_id": "x" * 300}))
+    assert render(result) == snapshot

@@ -87,12 +87,23 @@ def test_calls_that_did_not_succeed_or_have_no_session_teach_nothing(
 
 def test_a_tool_the_search_did_not_show_is_recorded_as_a_miss() -> None:
     tracker = SessionTracker()
-    tracker.searched("s", "pay the bill", ["billing_list_invoices"])
-    assert tracker.invoked("s", "billing_pay_invoice") == ("pay the bill", True)
-    tracker.searched("s", "list invoices", ["billing_list_invoices"])
-    assert tracker.invoked("s", "billing_list_invoices") == ("list invoices", False)
-    assert tracker.invoked("s", "billing_list_invoices") is None  # the same pair once per session
-    assert tracker.invoked("other", "billing_list_invoices") is None  # no search in that session
+    tracker.searched("ana", "s", "pay the bill", ["billing_list_invoices"])
+    assert tracker.invoked("ana", "s", "billing_pay_invoice") == ("pay the bill", True)
+    tracker.searched("ana", "s", "list invoices", ["billing_list_invoices"])
+    assert tracker.invoked("ana", "s", "billing_list_invoices") == ("list invoices", False)
+    assert tracker.invoked("ana", "s", "billing_list_invoices") is None  # the same pair once per session
+    assert tracker.invoked("ana", "other", "billing_list_invoices") is None  # no search in that session
+
+
+def test_a_search_pairs_only_with_its_own_principals_calls_that_follow_it_soon() -> None:
+    now = [0.0]
+    tracker = SessionTracker(window=60.0, clock=lambda: now[0])
+    tracker.searched("ana", "s", "pay the bill", [])
+    assert tracker.invoked("bob", "s", "billing_pay_invoice") is None  # ana's session id, bob's call
+    now[0] = 61.0
+    assert tracker.invoked("ana", "s", "billing_pay_invoice") is None  # too long after the search
+    tracker.searched("ana", "s", "pay the bill", [])
+    assert tracker.invoked("ana", "s", "billing_pay_invoice") == ("pay the bill", True)
 
 
 def test_one_principal_cannot_push_a_tool_up_for_everyone() -> None:
@@ -190,9 +201,9 @@ def test_a_changed_store_is_indexed_in_the_background_while_searches_use_the_las
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     usage = learning()
-    usage.import_lines([json.dumps({"query": "settle my bill", "tools": ["notes_archive"]})])
+    usage.import_lines([json.dumps({"query": "landlord stuff", "tools": ["notes_archive"]})])
     gw = Gateway(Catalog(TOOLS), usage=usage, search_cache_dir=False)
-    before = gw.discover(ANA, query="settle my bill")  # the first snapshot and its index: built now
+    before = gw.discover(ANA, query="landlord stuff")  # the first snapshot and its index: built now
     assert before["tools"][0]["name"] == "notes_archive"
     builders: list[threading.Thread] = []
     release = threading.Event()
@@ -204,8 +215,8 @@ def test_a_changed_store_is_indexed_in_the_background_while_searches_use_the_las
         return LearnedIndex(*args, **kwargs)
 
     monkeypatch.setattr(learning_module, "LearnedIndex", building)
-    usage.import_lines([json.dumps({"query": "settle my bill", "tools": ["notes_delete"]})])
-    assert gw.discover(ANA, query="settle my bill") == before  # the build has not finished
+    usage.import_lines([json.dumps({"query": "landlord stuff", "tools": ["notes_delete"]})])
+    assert gw.discover(ANA, query="landlord stuff") == before  # the build has not finished
     release.set()
     usage.close()  # waits for the build
     assert builders and threading.main_thread() not in builders

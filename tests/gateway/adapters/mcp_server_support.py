@@ -37,11 +37,24 @@ START_SECONDS = 30.0
 DELETE_NOTE = {"tool_name": "notes_delete", "parameters": {"note_id": "n1"}}
 
 
-def write_config(directory: Path, extra: str = "", *, data_dir: Path | None = None) -> Path:
-    """A config on the sample catalog, its data (and audit log) in `data_dir` (default: `directory`)."""
+ELICITATION_APPROVES = 'approvers = ["elicitation", "console", "terminal", "host"]'
+"""The [confirmation] line that lets an MCP client's user approve through elicitation (off by default)."""
+
+
+def write_config(
+    directory: Path, extra: str = "", *, data_dir: Path | None = None, elicitation: bool = False
+) -> Path:
+    """A config on the sample catalog, its data (and audit log) in `data_dir` (default: `directory`).
+
+    `elicitation`: approvals through MCP elicitation are allowed too.
+    """
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / "config.toml"
     body = f'catalogs = ["tests.gateway.sample_tools:provide"]\ndata_dir = "{data_dir or directory}"\n'
+    if elicitation and "[confirmation]\n" in extra:
+        extra = extra.replace("[confirmation]\n", f"[confirmation]\n{ELICITATION_APPROVES}\n", 1)
+    elif elicitation:
+        extra += f"\n[confirmation]\n{ELICITATION_APPROVES}\n"
     path.write_text(body + extra)
     return path
 

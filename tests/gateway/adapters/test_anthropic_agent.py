@@ -142,6 +142,7 @@ def test_client_tool_search_answers_with_tool_references_and_the_loaded_tool_run
     assert [(r.tool, r.outcome) for r in audit.records] == [
         ("search_tools", "executed"),
         ("notes_delete", "pending_confirmation"),
+        ("notes_delete", "approved_by_host"),
         ("notes_delete", "approved"),
         ("notes_delete", "attempt"),
         ("notes_delete", "executed"),

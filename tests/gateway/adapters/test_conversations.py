@@ -183,7 +183,9 @@ def test_a_destructive_call_runs_once_the_host_approves_it(
     assert [p.preview for p in asked] == ['Delete a note for good [notes_delete] with note_id="n1"']
     assert vendor.results(replay.bodies[1]) == [("c1", '{"deleted":"n1","by":"local"}')]
     assert calls.names() == ["notes_delete"]
-    assert [r.outcome for r in audit.records] == ["pending_confirmation", "approved", "attempt", "executed"]
+    outcomes = [r.outcome for r in audit.records]
+    assert outcomes == ["pending_confirmation", "approved_by_host", "approved", "attempt", "executed"]
+    assert audit.records[1].decided_by == {"channel": "host", "operator": None}
     kinds = [type(e) for e in events if isinstance(e, ConfirmationRequested | ConfirmationAnswered)]
     assert kinds == [ConfirmationRequested, ConfirmationAnswered]
 

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import anyio
 import pytest
 from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 
 from gateway import Catalog, Gateway, Principal
 from gateway.usage import RedisUsageStore, SqliteUsageStore, Usage
@@ -43,9 +47,22 @@ def test_an_mcp_client_session_over_stdio_teaches_the_server(tmp_path: Path) -> 
     assert _pairs(tmp_path) == [{"query": WORDS, "tools": ["notes_create"]}]
 
 
+@asynccontextmanager
+async def session_client(url: str, token: str | None, session: str | None) -> AsyncIterator[Client]:
+    """The SDK client over Streamable HTTP, sending `token` and naming `session` (Mcp-Session-Id)."""
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    if session:
+        headers["Mcp-Session-Id"] = session
+    async with (
+        create_mcp_http_client(headers=headers) as http,
+        Client(streamable_http_client(url, http_client=http)) as client,
+    ):
+        yield client
+
+
 def test_http_clients_teach_per_principal_and_a_later_client_finds_the_tool(tmp_path: Path) -> None:
     async def scenario(url: str) -> None:
-        async with http_client(url) as client:
+        async with session_client(url, None, "conversation-1") as client:
             missed = await client.call_tool("discover_tools", {"query": WORDS})
             assert missed.structured_content["total"] == 0
             await client.call_tool(
@@ -62,6 +79,31 @@ def test_http_clients_teach_per_principal_and_a_later_client_finds_the_tool(tmp_
     with http_server(write_config(tmp_path)) as server:
         anyio.run(scenario, server.url)
     assert _pairs(tmp_path) == [{"query": WORDS, "tools": ["notes_create"]}]
+
+
+ANA_TOKEN, BOB_TOKEN = "ana-token-0123456789", "bob-token-9876543210"
+TOKENS = "".join(
+    f'[[serve.tokens]]\nprincipal = "{who}"\nsha256 = "{hashlib.sha256(token.encode()).hexdigest()}"\n\n'
+    for who, token in (("ana", ANA_TOKEN), ("bob", BOB_TOKEN))
+)
+NOTE = {"tool_name": "notes_create", "parameters": {"title": "eggs"}}
+
+
+def test_a_session_id_presented_by_another_principal_is_another_session(tmp_path: Path) -> None:
+    async def scenario(url: str) -> None:
+        async with session_client(url, ANA_TOKEN, "shared-id") as ana:
+            await ana.call_tool("discover_tools", {"query": WORDS})
+        async with session_client(url, BOB_TOKEN, "shared-id") as bob:
+            # Bob names Ana's session: his call does not pair with her search.
+            assert not (await bob.call_tool("invoke_tool", NOTE)).is_error
+        async with session_client(url, BOB_TOKEN, None) as stateless:
+            await stateless.call_tool("discover_tools", {"query": "jot down the gazebo plan"})
+            # No session: the call pairs with nothing, not even with its own principal's search.
+            assert not (await stateless.call_tool("invoke_tool", NOTE)).is_error
+
+    with http_server(write_config(tmp_path, TOKENS)) as server:
+        anyio.run(scenario, server.url)
+    assert _pairs(tmp_path) == []
 
 
 def test_the_agent_loop_conversation_is_a_session(replay: Replay) -> None:

@@ -209,7 +209,7 @@ def test_a_broken_config_is_refused_with_every_problem(tmp_path: Path, body: str
 
 
 def test_tools_are_named_by_server_and_cached_so_the_next_start_asks_nobody(tmp_path: Path) -> None:
-    front, connector = make_front(tmp_path)
+    front, connector = make_front(tmp_path, trust_hints=True)
     d = front.catalog.by_name["calc_add_numbers"]
     assert (d.category, d.action, d.flags, d.metadata["server"]) == (
         "calc",
@@ -232,9 +232,23 @@ def test_a_refresh_swaps_only_that_servers_tools(tmp_path: Path) -> None:
     assert front.tools_of("calc") == ["calc_sub"] and "notes_create" in live
 
 
-def test_hints_are_ignored_when_the_server_is_not_trusted(tmp_path: Path) -> None:
-    front, _ = make_front(tmp_path, trust_hints=False)
-    assert front.catalog.by_name["calc_add_numbers"].flags == ("destructive",)
+def test_hints_are_ignored_unless_the_server_is_trusted(tmp_path: Path) -> None:
+    default, _ = make_front(tmp_path / "a")
+    refused, _ = make_front(tmp_path / "b", trust_hints=False)
+    trusted, _ = make_front(tmp_path / "c", trust_hints=True)
+    assert default.catalog.by_name["calc_add_numbers"].flags == ("destructive",)
+    assert refused.catalog.by_name["calc_add_numbers"].flags == ("destructive",)
+    assert trusted.catalog.by_name["calc_add_numbers"].flags == ("read_only", "concurrency_safe")
+
+
+def test_an_untrusted_read_only_claim_does_not_make_a_tool_a_read_for_the_policy(tmp_path: Path) -> None:
+    front, connector = make_front(tmp_path)
+    tidy = UpstreamTool(name="tidy", input_schema={"type": "object"}, read_only_hint=True)
+    connector.publish("calc", [tidy])
+    trusting, second = make_front(tmp_path / "t", trust_hints=True)
+    second.publish("calc", [tidy])
+    assert front.catalog.by_name["calc_tidy"].action == "execute"
+    assert trusting.catalog.by_name["calc_tidy"].action == "read"
 
 
 def test_a_global_deny_keeps_a_tool_out_and_a_default_deny_needs_an_allow(tmp_path: Path) -> None:

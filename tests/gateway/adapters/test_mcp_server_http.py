@@ -59,15 +59,17 @@ def test_meta_tools_and_elicitation_over_http(tmp_path: Path) -> None:
             declined = await client.call_tool("invoke_tool", DELETE_NOTE)
             assert text_of(declined)["error"]["code"] == "declined"
 
-    with http_server(write_config(tmp_path)) as server:
+    with http_server(write_config(tmp_path, elicitation=True)) as server:
         anyio.run(scenario, server.url)
     assert len(human.asked) == 2
     assert audit_outcomes(tmp_path, "notes_delete") == [
         "pending_confirmation",
+        "approved_by_host",
         "approved",
         "attempt",
         "executed",
         "pending_confirmation",
+        "denied_by_host",
         "declined",
     ]
 
@@ -169,7 +171,7 @@ def test_a_missing_or_wrong_token_is_refused(authed_url: str, token: str | None)
 def _replica_config(root: Path, name: str, store: str) -> Path:
     directory = root / name
     extra = f'\n[confirmation]\n{store}\n\n[audit]\npath = "{directory / "audit.jsonl"}"\n'
-    return write_config(directory, extra, data_dir=root / "shared")
+    return write_config(directory, extra, data_dir=root / "shared", elicitation=True)
 
 
 @pytest.fixture(params=["sqlite", "redis"])
@@ -219,7 +221,7 @@ def test_a_second_round_on_another_replica_completes_the_elicitation(
     ):
         anyio.run(scenario, a.url, b.url)
     assert audit_outcomes(tmp_path / "a") == ["pending_confirmation"]
-    assert audit_outcomes(tmp_path / "b") == ["approved", "attempt", "executed"]
+    assert audit_outcomes(tmp_path / "b") == ["approved_by_host", "approved", "attempt", "executed"]
 
 
 def test_a_call_approved_by_the_host_runs_once_on_any_replica(tmp_path: Path, shared_store: str) -> None:
@@ -244,6 +246,7 @@ def test_a_call_approved_by_the_host_runs_once_on_any_replica(tmp_path: Path, sh
         http_server(_replica_config(tmp_path, "b", shared_store), env=REPLICA_ENV) as b,
     ):
         anyio.run(scenario, a.url, b.url)
+    # The host's decision is in the log of the process that made it (here the host's own, unaudited).
     assert audit_outcomes(tmp_path / "b") == ["approved", "attempt", "executed"]
 
 
@@ -283,7 +286,7 @@ def test_a_second_round_with_forged_state_or_other_arguments_is_refused(tmp_path
                         allow_input_required=True,
                     )
 
-    with http_server(write_config(tmp_path)) as server:
+    with http_server(write_config(tmp_path, elicitation=True)) as server:
         anyio.run(scenario, server.url)
     assert audit_outcomes(tmp_path) == ["pending_confirmation"]
 
@@ -324,7 +327,7 @@ def test_a_served_gateway_is_approvable_from_a_second_terminal_with_no_configura
     assert oct((data / SECRET_FILE).stat().st_mode & 0o777) == "0o600"
     decisions = [json.loads(line) for line in (data / "audit.jsonl").read_text().splitlines()]
     (decided,) = [d["decided_by"] for d in decisions if d["outcome"] == "approved_by_host"]
-    assert decided.startswith("terminal (")
+    assert decided["channel"] == "terminal" and decided["operator"]
     assert audit_outcomes(data, "tasks_delete_task") == [
         "pending_confirmation",
         "approved_by_host",  # the terminal's decision, with who made it

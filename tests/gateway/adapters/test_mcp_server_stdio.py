@@ -72,33 +72,38 @@ def test_a_destructive_call_runs_once_the_human_approves_the_elicitation(tmp_pat
     human = Human([APPROVE])
 
     async def scenario() -> None:
-        async with Client(stdio_server(write_config(tmp_path)), elicitation_callback=human) as client:
+        async with Client(
+            stdio_server(write_config(tmp_path, elicitation=True)), elicitation_callback=human
+        ) as client:
             result = await client.call_tool("invoke_tool", DELETE_NOTE)
             assert not result.is_error and result.structured_content == {"deleted": "n1", "by": "local"}
 
     anyio.run(scenario)
     assert human.asked == ['Approve this action? Delete a note for good [notes_delete] with note_id="n1"']
-    assert audit_outcomes(tmp_path) == ["pending_confirmation", "approved", "attempt", "executed"]
+    outcomes = ["pending_confirmation", "approved_by_host", "approved", "attempt", "executed"]
+    assert audit_outcomes(tmp_path) == outcomes
 
 
 def test_a_declined_elicitation_never_runs_the_tool(tmp_path: Path) -> None:
     human = Human([DECLINE])
 
     async def scenario() -> None:
-        async with Client(stdio_server(write_config(tmp_path)), elicitation_callback=human) as client:
+        async with Client(
+            stdio_server(write_config(tmp_path, elicitation=True)), elicitation_callback=human
+        ) as client:
             result = await client.call_tool("invoke_tool", DELETE_NOTE)
             assert result.is_error and text_of(result)["error"]["code"] == "declined"
 
     anyio.run(scenario)
     assert len(human.asked) == 1
-    assert audit_outcomes(tmp_path) == ["pending_confirmation", "declined"]
+    assert audit_outcomes(tmp_path) == ["pending_confirmation", "denied_by_host", "declined"]
 
 
 def test_a_handshake_era_client_is_asked_with_an_elicitation_request(tmp_path: Path) -> None:
     human = Human([APPROVE, DECLINE])
 
     async def scenario() -> None:
-        server = stdio_server(write_config(tmp_path))
+        server = stdio_server(write_config(tmp_path, elicitation=True))
         async with Client(server, mode="legacy", elicitation_callback=human) as client:
             assert client.protocol_version == "2025-11-25"
             approved = await client.call_tool("invoke_tool", DELETE_NOTE)
@@ -110,10 +115,12 @@ def test_a_handshake_era_client_is_asked_with_an_elicitation_request(tmp_path: P
     assert len(human.asked) == 2
     assert audit_outcomes(tmp_path) == [
         "pending_confirmation",
+        "approved_by_host",
         "approved",
         "attempt",
         "executed",
         "pending_confirmation",
+        "denied_by_host",
         "declined",
     ]
 

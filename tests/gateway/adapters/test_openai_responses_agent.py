@@ -110,6 +110,7 @@ def test_client_tool_search_loads_namespaced_tools_and_the_loaded_tool_runs_thro
     assert calls.names() == ["notes_delete"]
     assert [r.outcome for r in audit.records if r.tool == "notes_delete"] == [
         "pending_confirmation",
+        "approved_by_host",
         "approved",
         "attempt",
         "executed",

@@ -40,7 +40,7 @@ def test_a_held_call_is_listed_live_approved_by_a_click_and_runs_once(served: Se
 
     decided = [r for r in _audit(served.data_dir) if r["outcome"] == "approved_by_host"]
     assert [(r["call_id"], r["tool"], r["decided_by"], r["params"]) for r in decided] == [
-        (pending_id, "notes_delete", "admin-token", {"note_id": "n1"})
+        (pending_id, "notes_delete", {"channel": "console", "operator": "admin-token"}, {"note_id": "n1"})
     ]
     outcomes = [r["outcome"] for r in _audit(served.data_dir) if r["tool"] == "notes_delete"]
     assert outcomes.count("executed") == 1

@@ -91,6 +91,16 @@ def _handler(server: Loopback) -> type[BaseHTTPRequestHandler]:
 
 @pytest.fixture
 def loopback() -> Iterator[Loopback]:
+    yield from _serve()
+
+
+@pytest.fixture
+def elsewhere() -> Iterator[Loopback]:
+    """A second server: another origin (another port) than `loopback`'s."""
+    yield from _serve()
+
+
+def _serve() -> Iterator[Loopback]:
     state = Loopback("")
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(state))
     state.url = f"http://127.0.0.1:{httpd.server_address[1]}"

@@ -1,0 +1,280 @@
+"""The dense layer's model by reference: found without a network, verified, pulled on purpose only.
+
+These tests use a tiny BERT the suite generates (tests/tiny_bert.py); `gateway model pull` fetches
+it from a loopback server answering as the Hugging Face hub, never the real hub.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gateway.config import ConfigError, load_settings
+from gateway.runtime import dense_model
+from gateway.search import encoder as search_encoder
+from gateway.search import models
+from gateway.search.models import DEFAULT_MODEL, ModelMismatch, ModelReference
+from tests import tiny_bert
+
+from .dense_support import config_for, hub_serving, model_in_use
+
+np = pytest.importorskip("numpy")
+pytest.importorskip("tokenizers")
+pytest.importorskip("safetensors")
+pytest.importorskip("huggingface_hub")
+
+ROOT = Path(__file__).resolve().parents[2]
+TEXTS = ["book a meeting with Sam next Tuesday", "delete a file", "x"]
+# The tiny model's vectors (first six dimensions), computed once with the encoder of the published
+# figures: any change to tokenizing, masking, layers, pooling or normalising moves them.
+REFERENCE = [
+    [-0.175343, -0.137751, 0.03233, 0.159829, 0.074184, 0.185183],
+    [-0.272428, -0.160816, 0.032332, 0.15555, 0.084959, 0.147848],
+    [0.027823, -0.170637, -0.004048, -0.01401, 0.128643, 0.159067],
+]
+
+
+def _copy(source: Path, target: Path) -> Path:
+    target.mkdir(parents=True, exist_ok=True)
+    for name in models.LOADED_FILES:
+        (target / name).write_bytes((source / name).read_bytes())
+    return target
+
+
+def test_the_default_model_is_pinned_by_revision_and_the_hash_of_every_file_it_reads() -> None:
+    assert DEFAULT_MODEL.repo_id == "sentence-transformers/all-MiniLM-L6-v2"
+    assert len(DEFAULT_MODEL.revision) == 40
+    assert sorted(DEFAULT_MODEL.files) == sorted(models.LOADED_FILES)
+    assert all(len(sha) == 64 for sha in DEFAULT_MODEL.files.values())
+
+
+def test_the_tiny_model_gives_the_reference_vectors(tiny_model: ModelReference) -> None:
+    encoder = search_encoder.sentence_encoder()
+    assert encoder is not None
+    vectors = encoder.encode(TEXTS)
+    assert np.allclose(vectors[:, :6], REFERENCE, atol=2e-6)
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+
+
+def test_padding_is_masked_so_a_batch_gives_each_text_its_vector_alone(tiny_model: ModelReference) -> None:
+    encoder = search_encoder.sentence_encoder()
+    assert encoder is not None
+    batch = encoder.encode([*TEXTS, "a much longer request to list every task due next week"])
+    for i, text in enumerate(TEXTS):
+        assert np.allclose(encoder.encode([text])[0], batch[i], atol=1e-6)
+
+
+def test_pooling_is_the_mean_of_the_token_states_truncated_to_the_models_positions(
+    tiny_model: ModelReference,
+) -> None:
+    encoder = search_encoder.sentence_encoder()
+    assert encoder is not None
+    long = " ".join(["meeting"] * 200)
+    limit = tiny_bert.POSITIONS
+    assert len(encoder.tokenizer.encode(long).ids) == limit
+    cut = " ".join(["meeting"] * (limit - 2))  # [CLS] and [SEP] take two positions
+    assert np.allclose(encoder.encode([long])[0], encoder.encode([cut])[0], atol=1e-6)
+
+
+def test_the_encoder_is_loaded_once_per_model(tiny_model: ModelReference) -> None:
+    assert search_encoder.sentence_encoder() is search_encoder.sentence_encoder()
+
+
+@pytest.mark.parametrize("name", models.LOADED_FILES)
+def test_any_changed_file_is_refused_naming_the_command_to_run(
+    name: str, tiny_model_dir: Path, tmp_path: Path, verified_record: Path
+) -> None:
+    directory = _copy(tiny_model_dir, tmp_path / "model")
+    reference = tiny_bert.reference(tiny_model_dir)
+    reference = ModelReference(reference.repo_id, reference.revision, reference.files, directory)
+    target = directory / name
+    if name == "config.json":  # six layers to one is the kind of edit that loads silently
+        config = json.loads(target.read_text())
+        config["num_hidden_layers"] = 1
+        target.write_text(json.dumps(config))
+    else:
+        target.write_bytes(target.read_bytes()[:-1] + b" ")
+    with (
+        pytest.raises(ModelMismatch, match=rf"{name} of tests/tiny-bert.*gateway model pull"),
+        model_in_use(reference),
+    ):
+        search_encoder.sentence_encoder()
+
+
+def test_a_missing_model_is_one_line_naming_the_command(tmp_path: Path, verified_record: Path) -> None:
+    reference = ModelReference(path=tmp_path)  # an empty directory, and nothing in the hub's cache
+    with model_in_use(reference):
+        encoder, reason = search_encoder.encoder_or_reason()
+    assert encoder is None and reason is not None
+    assert "\n" not in reason and reason.endswith("run `gateway model pull`")
+
+
+def test_a_verified_file_is_not_hashed_again_until_it_changes(
+    tiny_model_dir: Path, tmp_path: Path, verified_record: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    directory = _copy(tiny_model_dir, tmp_path / "model")
+    reference = tiny_bert.reference(directory)
+    models.verified(reference)
+    assert verified_record.is_file()
+    hashed: list[Path] = []
+    real = models.sha256_of
+    monkeypatch.setattr(models, "sha256_of", lambda path: hashed.append(path) or real(path))
+    models.verified(reference)
+    assert hashed == []  # a new process start costs no hashing
+    weights = directory / "model.safetensors"
+    content = bytearray(weights.read_bytes())
+    content[-1] ^= 1  # same size, same name: a changed identity all the same
+    weights.write_bytes(bytes(content))
+    with pytest.raises(ModelMismatch):
+        models.verified(reference)
+    assert hashed == [weights.resolve()]
+
+
+def test_dense_settings_name_a_model_by_reference(tmp_path: Path, tiny_model_dir: Path) -> None:
+    config = tmp_path / "gateway.toml"
+    reference = tiny_bert.reference(tiny_model_dir)
+    config.write_text(config_for(reference) + 'mode = "on"\n')
+    settings = load_settings(config, environ={})
+    assert dense_model(settings.search.dense) == reference
+    # The variable sets the mode and keeps the model.
+    settings = load_settings(config, environ={"GATEWAY_DENSE": "off"})
+    assert settings.search.dense.mode == "off" and dense_model(settings.search.dense) == reference
+    # The short form still reads, and means the default model.
+    config.write_text('[search]\ndense = "off"\n')
+    settings = load_settings(config, environ={"GATEWAY_DENSE_MODEL_PATH": str(tiny_model_dir)})
+    assert settings.search.dense.mode == "off"
+    assert dense_model(settings.search.dense) == ModelReference(path=tiny_model_dir)
+
+
+@pytest.mark.parametrize(
+    ("table", "problem"),
+    [
+        ('model = "someone/encoder"\nrevision = "' + "a" * 40 + '"\n', "revision and files"),
+        ('model = "someone/encoder"\nrevision = "main"\nfiles = {}\n', "revision"),
+        ('files = { "config.json" = "' + "0" * 64 + '" }\n', "exactly config.json"),
+    ],
+)
+def test_another_model_without_its_pins_is_a_config_error(tmp_path: Path, table: str, problem: str) -> None:
+    config = tmp_path / "gateway.toml"
+    config.write_text("[search.dense]\n" + table)
+    with pytest.raises(ConfigError, match=problem):
+        load_settings(config, environ={})
+
+
+def _gateway(
+    *args: str,
+    config: Path,
+    home: Path,
+    endpoint: str,
+    check: bool = False,
+    extra: dict[str, str] | None = None,
+) -> subprocess.CompletedProcess[str]:
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+        "GATEWAY_CONFIG": str(config),
+        "GATEWAY_DENSE": "on",
+        "HF_HOME": str(home / "hf"),
+        "XDG_CACHE_HOME": str(home / "cache"),
+        "HF_ENDPOINT": endpoint,
+        "NO_PROXY": "127.0.0.1",
+        "no_proxy": "127.0.0.1",
+    }
+    env.pop("HF_HUB_OFFLINE", None)
+    env.pop("HF_HUB_CACHE", None)
+    env.update(extra or {})
+    return subprocess.run(
+        [sys.executable, "-m", "gateway.cli", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=check,
+    )
+
+
+def test_model_pull_downloads_verifies_and_prints_the_hashes_and_a_search_then_finds_it(
+    tiny_model_dir: Path, tmp_path: Path
+) -> None:
+    reference = tiny_bert.reference(tiny_model_dir)
+    config = tmp_path / "gateway.toml"
+    config.write_text(f'data_dir = "{tmp_path / "data"}"\n' + config_for(reference, path=False))
+    with hub_serving(tiny_model_dir, reference) as hub:
+        # A search does not download: the model missing is one line naming the command.
+        found = _gateway("discover", "book a meeting", config=config, home=tmp_path, endpoint=hub.url)
+        assert found.returncode == 2
+        assert found.stderr.strip().splitlines()[-1].endswith("run `gateway model pull`")
+        assert hub.requests == []
+        pulled = _gateway("model", "pull", config=config, home=tmp_path, endpoint=hub.url, check=True)
+        assert {r.split()[0] for r in hub.requests} == {"HEAD", "GET"}
+        for name, sha in reference.files.items():
+            assert f"{sha}  {name}" in pulled.stdout
+        served = len(hub.requests)
+        checked = _gateway(
+            "model", "check", "--json", config=config, home=tmp_path, endpoint=hub.url, check=True
+        )
+        files = json.loads(checked.stdout)["files"]
+        assert {name: f["sha256"] for name, f in files.items()} == reference.files
+        assert all(str(tmp_path / "hf") in f["path"] for f in files.values())  # the hub's cache
+        search = _gateway(
+            "discover", "book a meeting", "--json", config=config, home=tmp_path, endpoint=hub.url
+        )
+        assert search.returncode == 0, search.stderr
+        assert len(hub.requests) == served  # found in the cache, nothing asked of the hub
+
+
+def test_model_pull_refuses_a_file_the_hub_serves_changed(tiny_model_dir: Path, tmp_path: Path) -> None:
+    reference = tiny_bert.reference(tiny_model_dir)
+    config = tmp_path / "gateway.toml"
+    config.write_text(config_for(reference, path=False))
+    with hub_serving(tiny_model_dir, reference, tokenizer_json=b"{}") as hub:
+        pulled = _gateway("model", "pull", config=config, home=tmp_path, endpoint=hub.url)
+    assert pulled.returncode == 2
+    (line,) = pulled.stderr.strip().splitlines()
+    assert "tokenizer.json of tests/tiny-bert" in line and "refusing to load it" in line
+
+
+def test_two_threads_give_the_vectors_one_gives(tiny_model: ModelReference) -> None:
+    encoder = search_encoder.sentence_encoder()
+    assert encoder is not None
+    texts = [f"{' '.join(['list'] * n)} my tasks" for n in range(1, 60)] * 3  # many batches
+    assert np.array_equal(encoder.encode(texts, threads=2), encoder.encode(texts, threads=1))
+
+
+def test_model_pull_offline_is_one_line_saying_so(tiny_model_dir: Path, tmp_path: Path) -> None:
+    reference = tiny_bert.reference(tiny_model_dir)
+    config = tmp_path / "gateway.toml"
+    config.write_text(config_for(reference, path=False))
+    with hub_serving(tiny_model_dir, reference) as hub:
+        pulled = _gateway(
+            "model", "pull", config=config, home=tmp_path, endpoint=hub.url, extra={"HF_HUB_OFFLINE": "1"}
+        )
+        assert hub.requests == []  # HF_HUB_OFFLINE honoured
+    assert pulled.returncode == 2
+    (line,) = pulled.stderr.strip().splitlines()
+    assert line.startswith("gateway: could not download config.json of tests/tiny-bert@")
+
+
+@pytest.mark.parametrize(
+    "variables",
+    [
+        {},
+        {"XDG_CACHE_HOME": "/x/cache"},
+        {"HF_HOME": "~/hf"},
+        {"HF_HOME": "/h", "HF_HUB_CACHE": "/hub/cache"},
+    ],
+)
+def test_the_hub_cache_is_where_huggingface_hub_puts_it(variables: dict[str, str]) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "HUGGINGFACE_", "XDG_CACHE"))}
+    env.update(variables, PYTHONPATH=str(ROOT))
+    code = "from gateway.search.models import hub_cache; from huggingface_hub import constants; "
+    code += "print(hub_cache()); print(constants.HF_HUB_CACHE)"
+    ours, theirs = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True, timeout=60
+    ).stdout.splitlines()
+    assert ours == theirs

@@ -1,0 +1,111 @@
+"""What a request asks for, read from its words: an order's verb, a question's lookup, a catalog's own verbs."""
+
+from __future__ import annotations
+
+import pytest
+
+from gateway import NoParams, ToolDefinition
+from gateway.search import SearchIndex, numpy_available
+from gateway.search.text import words
+from gateway.search.verbs import asked, example_verbs, order_verb, phrasal, query_actions
+
+SCORERS = [
+    pytest.param(False, id="python"),
+    pytest.param(
+        True, id="numpy", marks=pytest.mark.skipif(not numpy_available(), reason="numpy is not installed")
+    ),
+]
+
+
+def _tool(name: str, action: str, description: str, examples: tuple[str, ...] = ()) -> ToolDefinition:
+    return ToolDefinition(
+        name=name,
+        category=name.split("_", maxsplit=1)[0],
+        action=action,
+        verb=action,
+        summary=description,
+        description=description,
+        params=NoParams,
+        handler=lambda p: None,
+        examples=examples,
+    )
+
+
+TOOLS = [
+    _tool("tasks_create", "create", "Create a task.", ("remind me to pay the gas bill by friday",)),
+    _tool("tasks_list", "list", "List the tasks, soonest due first.", ("show my open tasks",)),
+    _tool("tasks_delete", "delete", "Delete a task for good.", ("throw away the gas bill task",)),
+    _tool(
+        "tasks_update", "update", "Change a task: its title, notes or due date.", ("push the gas task back",)
+    ),
+    _tool("mail_send", "send", "Send an email message now.", ("email the team the gas bill",)),
+    _tool("mail_read", "read", "Read one email message, its slides and attachments."),
+    _tool("mail_trash", "delete", "Move an email message to the trash."),
+]
+
+
+@pytest.fixture(scope="module", params=SCORERS)
+def index(request: pytest.FixtureRequest) -> SearchIndex:
+    return SearchIndex(TOOLS, semantic=False, vectorized=request.param)
+
+
+def _first(index: SearchIndex, query: str) -> str:
+    return index.search(query, limit=1)[0][0].name
+
+
+@pytest.mark.parametrize(
+    ("request_text", "actions"),
+    [
+        ("cancel my 3pm", ("delete",)),
+        ("what is due on friday", ("list", "search", "read")),
+        ("did the bank write back", ("list", "search", "read")),
+        ("mark these emails as read", ()),  # "read" is the object's state, not the order
+        ("list the comments and delete one", ()),  # two asks: neither is the request's
+        ("get these emails out of my inbox", ()),  # the particle changes the verb
+        ("email bob the slides", ()),  # as often a noun as a verb: no agreement, only its word
+    ],
+)
+def test_a_request_asks_for_its_first_verbs_action_or_a_questions_lookup(
+    request_text: str, actions: tuple[str, ...]
+) -> None:
+    assert asked(phrasal(words(request_text))) == actions
+
+
+def test_an_order_opening_with_a_noun_like_verb_names_its_action() -> None:
+    assert order_verb(words("email bob the slides")) == "send"
+    assert order_verb(words("email from bob about the slides")) is None
+    assert query_actions(words("email bob the slides")) == []  # read in a catalog with examples only
+
+
+def test_a_question_asks_to_look_something_up_not_to_create_what_it_mentions(index: SearchIndex) -> None:
+    # "friday" only matches the create tool's example; the question asks to list.
+    assert _first(index, "which task is due friday") == "tasks_list"
+
+
+def test_a_catalog_teaches_the_verbs_its_examples_open_with() -> None:
+    learned = example_verbs(TOOLS)
+    assert learned["throw"] == "delete"
+    assert learned["push"] == "update"
+    assert "remind" in learned and "email" not in learned  # "email" is in the vocabulary already
+    both = [*TOOLS, _tool("tasks_pin", "update", "Pin a task.", ("throw a pin on the task",))]
+    assert "throw" not in example_verbs(both)  # a verb used for two actions teaches nothing
+
+
+def test_a_verb_learned_from_the_examples_raises_the_tools_that_do_that(index: SearchIndex) -> None:
+    # "throw" opens a task-deleting example: in this catalog it asks to delete, an email too.
+    assert _first(index, "throw the email message") == "mail_trash"
+
+
+@pytest.mark.parametrize("vectorized", [s.values[0] for s in SCORERS])
+def test_the_agreement_stands_aside_in_a_catalog_without_example_requests(vectorized: bool) -> None:
+    # Measured on the datasets, whose tools have no example requests, it lowered the first answer.
+    if vectorized and not numpy_available():
+        pytest.skip("numpy is not installed")
+    bare = [_tool(d.name, d.action, d.description) for d in TOOLS]
+    for tools, factor in ((bare, 1.0), (TOOLS, 1.5)):
+        index = SearchIndex(tools, semantic=False, vectorized=vectorized)
+        (tool, score), *_ = index.search("remove the email message", limit=1)
+        assert tool.name == "mail_trash"
+        assert score == pytest.approx(
+            factor * index.explain("remove the email message", ["mail_trash"])["mail_trash"][0]
+        )

@@ -1,0 +1,169 @@
+"""Learning from use cannot be steered: one pair, one principal, or one session id reused by another
+principal moves no one else's ranking, and a destructive tool comes first only when it is asked for."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gateway import Catalog, Gateway, Principal, ToolContext, run_sync, tool
+from gateway.cli import main
+from gateway.usage import SqliteUsageStore, Usage
+
+from .sample_tools import ALL_TOOLS
+from .test_discovery_visibility import VISIBLE
+
+WORDS = "landlord stuff"  # words no sample tool's text uses
+ANA, BOB = Principal("ana"), Principal("bob")
+
+
+def _discover(gw: Gateway, who: Principal, query: str, session: str = "look") -> list[str]:
+    out = run_sync(
+        gw.call("discover_tools", {"query": query}, ToolContext(principal=who, session_id=session))
+    )
+    return [t["name"] for t in out.output["tools"]]
+
+
+def _teach(gw: Gateway, who: Principal, session: str, query: str = WORDS) -> None:
+    ctx = ToolContext(principal=who, session_id=session)
+    run_sync(gw.call("discover_tools", {"query": query}, ctx))
+    done = run_sync(
+        gw.call("invoke_tool", {"tool_name": "notes_create", "parameters": {"title": "Rent"}}, ctx)
+    )
+    assert done.status == "ok"
+
+
+def _learning(**options: Any) -> tuple[Gateway, Usage]:
+    usage = Usage(SqliteUsageStore(), check_seconds=0.0, **options)
+    gw = Gateway(Catalog(ALL_TOOLS), usage=usage, search_cache_dir=False)
+    return gw, usage
+
+
+def _reread(gw: Gateway, usage: Usage, *who: Principal) -> None:
+    """The store read again now (a running gateway does it in the background)."""
+    for principal in who:
+        usage.learned(gw.visible(principal), wait=True)
+
+
+def test_one_principal_teaches_itself_at_once_and_others_only_with_independent_evidence() -> None:
+    gw, usage = _learning()
+    plain = Gateway(Catalog(ALL_TOOLS), search_cache_dir=False)
+    for session in ("s1", "s2", "s3", "s4"):  # one principal, many sessions: still one source
+        _teach(gw, ANA, session)
+    _reread(gw, usage, ANA, BOB)
+    assert _discover(gw, ANA, WORDS)[:1] == ["notes_create"]
+    assert _discover(gw, BOB, WORDS) == _discover(plain, BOB, WORDS) == []
+    _teach(gw, Principal("cy"), "c1")
+    _reread(gw, usage, BOB)
+    assert _discover(gw, BOB, WORDS) == []  # two principals: not yet
+    _teach(gw, Principal("di"), "d1")
+    _reread(gw, usage, BOB)
+    assert _discover(gw, BOB, WORDS)[:1] == ["notes_create"]  # three distinct principals
+
+
+def test_a_one_person_gateway_learns_from_its_own_use_with_min_principals_one() -> None:
+    gw, usage = _learning(min_principals=1)
+    _teach(gw, ANA, "s1")
+    _reread(gw, usage, BOB)
+    assert _discover(gw, BOB, WORDS)[:1] == ["notes_create"]
+
+
+def test_a_session_id_used_by_another_principal_pairs_nothing() -> None:
+    gw, usage = _learning()
+    ctx_ana = ToolContext(principal=ANA, session_id="shared")
+    ctx_bob = ToolContext(principal=BOB, session_id="shared")
+    run_sync(gw.call("discover_tools", {"query": WORDS}, ctx_ana))
+    call = {"tool_name": "notes_create", "parameters": {"title": "Rent"}}
+    assert run_sync(gw.call("invoke_tool", call, ctx_bob)).status == "ok"
+    assert usage.export() == []
+
+
+def _cli(capsys: pytest.CaptureFixture[str], *argv: str) -> Any:
+    assert main(list(argv)) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+REQUESTS_NOT_DELETING = [
+    "create a calendar event",
+    "add an event to my calendar",
+    "show my calendar events",
+    "update a calendar event",
+    "what's on my calendar tomorrow",
+    "move my dentist appointment",
+]
+
+
+def test_one_imported_pair_puts_no_destructive_tool_first_for_requests_that_do_not_delete(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text(f'data_dir = "{tmp_path}"\n')  # the workspace catalog on the local backend
+    monkeypatch.setenv("GATEWAY_CONFIG", str(config))
+    history = tmp_path / "history.jsonl"
+    history.write_text('{"query": "delete a calendar event", "tools": ["calendar_delete_event"]}\n')
+    assert _cli(capsys, "usage", "import", str(history), "--json")["imported"] == 1
+    for request in REQUESTS_NOT_DELETING:
+        first = _cli(capsys, "discover", request, "--json")["tools"][0]["name"]
+        assert first != "calendar_delete_event", request
+    for request in ("delete a calendar event", "cancel my 3pm"):
+        assert _cli(capsys, "discover", request, "--json")["tools"][0]["name"] == "calendar_delete_event"
+
+
+@tool(category="files", action="delete", destructive=True)
+def files_purge_old(path: str) -> str:
+    """Old files, old logs and old caches taking disk space: erased for good.
+
+    Args:
+        path: The folder.
+    """
+    return path
+
+
+@tool(category="files", action="read", read_only=True)
+def files_disk_usage(path: str) -> str:
+    """How much disk space a folder takes.
+
+    Args:
+        path: The folder.
+    """
+    return path
+
+
+def test_a_tool_that_deletes_is_first_only_when_the_request_asks_to_delete() -> None:
+    tools = [files_purge_old, files_disk_usage]
+    gw = Gateway(Catalog(tools), search_cache_dir=False)
+    # The words match the deleting tool best; they do not ask to delete.
+    assert gw.index().search("old files old logs disk space")[0][0].name == "files_purge_old"
+    assert _discover(gw, ANA, "old files old logs disk space") == ["files_disk_usage", "files_purge_old"]
+    assert _discover(gw, ANA, "clear old files old logs disk space")[0] == "files_purge_old"
+    # Nor from learning: a request that ended in the deleting tool, asked again without a verb.
+    usage = Usage(SqliteUsageStore(), check_seconds=0.0)
+    usage.import_lines([json.dumps({"query": "my old junk", "tools": ["files_purge_old"]})])
+    learned = Gateway(Catalog(tools), usage=usage, search_cache_dir=False)
+    assert _discover(learned, ANA, "my old junk")[0] == "files_disk_usage"
+    assert _discover(learned, ANA, "remove my old junk")[0] == "files_purge_old"
+
+
+def test_one_past_request_never_takes_first_place_from_the_words_clear_match_and_more_evidence_does() -> None:
+    def first_tools(*past: str) -> list[str]:
+        usage = Usage(SqliteUsageStore(), check_seconds=0.0, semantic=False)
+        usage.import_lines(json.dumps({"query": q, "tools": ["notes_archive"]}) for q in past)
+        gw = Gateway(Catalog([*ALL_TOOLS, *VISIBLE]), usage=usage, search_cache_dir=False)
+        return _discover(gw, ANA, "settle my bill")[:2]
+
+    # The words ask to pay an invoice; one request that ended in an archive moves that tool up, not first.
+    assert first_tools("settle my bill") == ["billing_pay_invoice", "notes_archive"]
+    assert first_tools("settle my bill", "settle the bill", "settle my bills now") == [
+        "notes_archive",
+        "billing_pay_invoice",
+    ]
+
+
+def test_a_past_request_credited_to_several_tools_votes_for_each() -> None:
+    usage = Usage(SqliteUsageStore(), check_seconds=0.0)
+    usage.import_lines([json.dumps({"query": WORDS, "tools": ["notes_create", "notes_archive"]})])
+    gw = Gateway(Catalog(ALL_TOOLS), usage=usage, search_cache_dir=False)
+    assert sorted(_discover(gw, ANA, WORDS)) == ["notes_archive", "notes_create"]

@@ -1,0 +1,74 @@
+"""What the package declares and what CI installs (docs/dependencies.md): the lock covers the dev
+extra with hashes, the floors sit past known advisories, and no extra installs a model."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+
+from packaging.requirements import Requirement
+from packaging.specifiers import SpecifierSet
+from packaging.utils import canonicalize_name
+
+ROOT = Path(__file__).resolve().parents[1]
+PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+LOCK = (ROOT / "requirements-dev.lock").read_text()
+
+
+def _requirements(extra: str | None = None) -> list[Requirement]:
+    names = PROJECT["dependencies"] if extra is None else PROJECT["optional-dependencies"][extra]
+    return [Requirement(line) for line in names]
+
+
+def _pins() -> dict[str, tuple[str, list[str]]]:
+    """Each locked package: its version and the sha256 hashes of its files."""
+    pins: dict[str, tuple[str, list[str]]] = {}
+    for block in re.split(r"\n(?=[A-Za-z0-9])", LOCK):
+        match = re.match(r"([A-Za-z0-9_.\-]+)==(\S+)", block)
+        if match:
+            pins[canonicalize_name(match[1])] = (match[2], re.findall(r"--hash=sha256:([0-9a-f]{64})", block))
+    return pins
+
+
+def test_the_lock_pins_every_package_of_the_dev_extra_and_the_build_with_hashes() -> None:
+    pins = _pins()
+    wanted = [*_requirements(), *_requirements("dev"), *map(Requirement, ["pip", "hatchling", "editables"])]
+    for requirement in wanted:
+        name = canonicalize_name(requirement.name)
+        assert name in pins, f"{name} is not in requirements-dev.lock: run .ci/lock"
+        version, hashes = pins[name]
+        assert requirement.specifier.contains(version, prereleases=True), (name, version)
+        assert hashes, f"{name} has no hash in the lock"
+    assert all(hashes for _, hashes in pins.values())
+
+
+def test_ci_installs_from_the_lock_and_requires_hashes() -> None:
+    run = (ROOT / ".ci" / "run").read_text()
+    assert "pip install --quiet --require-hashes -r requirements-dev.lock" in run
+    assert "--no-deps --no-build-isolation -e ." in run
+    assert "python -m tests.model_files" in run
+    assert "python -m tests.oidc_provider" in run  # the OAuth tests' OpenID provider, else they skip
+
+
+def test_floors_sit_past_known_advisories() -> None:
+    floors = {"jinja2": "3.1.6", "starlette": "0.49.1"}
+    for extra in ("console", "dev"):
+        for requirement in _requirements(extra):
+            floor = floors.get(canonicalize_name(requirement.name))
+            if floor:
+                assert not requirement.specifier.contains(_just_below(floor)), (extra, str(requirement))
+    assert any(canonicalize_name(r.name) == "starlette" for r in _requirements("mcp"))
+
+
+def _just_below(version: str) -> str:
+    """The release just before `version` (3.1.6: 3.1.5), which the floor must exclude."""
+    *head, last = version.split(".")
+    return ".".join([*head, str(int(last) - 1)])
+
+
+def test_no_extra_installs_a_model_and_the_anonymous_wheel_is_gone() -> None:
+    every = [str(r) for extra in PROJECT["optional-dependencies"] for r in _requirements(extra)]
+    assert not [r for r in every if "embedding-model" in r or "my-internal" in r]
+    assert "my-internal" not in LOCK
+    assert SpecifierSet(">=0.26").contains(_pins()["huggingface-hub"][0])
