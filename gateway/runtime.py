@@ -16,9 +16,10 @@ from .config import Settings
 from .confirmation import Approver, ConfirmationGate
 from .context import Principal
 from .engine import Gateway
+from .errors import UserError
 from .files import keep_private, sqlite_files
 from .policy import Policy, Rule
-from .search.encoder import use_model
+from .search.encoder import packages_installed, use_model
 from .search.models import DEFAULT_MODEL, ModelReference
 from .settings import DenseSettings
 from .stores import close_store, open_store
@@ -114,6 +115,11 @@ def open_gateway(
     catalog = Catalog()
     policy = policy_from(settings)
     use_model(dense_model(settings.search.dense))
+    if settings.search.dense.mode == "on" and not packages_installed():  # said now, not as a traceback
+        raise UserError(
+            "search.dense is 'on' (GATEWAY_DENSE) but the dense extra is not installed: "
+            "pip install 'metatool-gateway[dense]', or set it to 'auto'"
+        )
     options = ProviderOptions(
         data_dir=settings.data_dir,
         timezone=settings.timezone,

@@ -119,6 +119,29 @@ def test_the_demo_command_walks_discover_schema_invoke_and_the_gate(
     assert "confirmation_required" in out and "--- host: the user approves" in out
 
 
+def test_the_demo_fills_each_call_from_its_request_and_cuts_no_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    assert main(["demo"]) == 0
+    out = capsys.readouterr().out
+    calls = [
+        json.loads(line.removeprefix(">>> invoke_tool(")[:-1])
+        for line in out.splitlines()
+        if line.startswith(">>> invoke_tool(")
+    ]
+    assert [(c["tool_name"], c["parameters"]) for c in calls if "confirmation" not in c] == [
+        ("calendar_list_events", {"start": "today", "end": "sunday"}),  # "this week"
+        ("gmail_search_messages", {"query": "is:unread"}),  # "unread email"
+        ("tasks_create_task", {"title": "Call the plumber", "due": "friday"}),
+        ("tasks_clear_completed", {}),  # nothing said: the tool's default list
+    ]
+    assert "more lines)" in out  # a long schema is shortened ...
+    for line in out.splitlines():  # ... by whole lines: no string is cut in two
+        if line.lstrip().startswith('"'):
+            assert line.replace('\\"', "").count('"') % 2 == 0, line
+
+
 def _tree(root: Path) -> dict[str, bytes]:
     return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 

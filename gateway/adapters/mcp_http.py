@@ -100,7 +100,7 @@ async def serve_http(
     server: Server[Any],
     settings: Settings,
     host: str,
-    port: int | None,
+    sock: socket.socket,
     verifier: TokenVerifier | None,
     *,
     console: Any = None,
@@ -110,7 +110,6 @@ async def serve_http(
 
     path = settings.serve.path
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.create_server((host, settings.serve.port if port is None else port), family=family)
     # asyncio sets TCP_NODELAY only on sockets whose proto is IPPROTO_TCP, and create_server leaves
     # it 0; without it each keep-alive response waits out the client's delayed ACK (about 40 ms).
     # Accepted sockets inherit the option from the listening one.

@@ -59,6 +59,7 @@ from ..stores import resolve_auto_store
 from ..usage import NO_SESSION
 from . import mcp
 from .admin import approval_hint, metrics_route
+from .listening import listening_socket
 from .mcp_http import serve_http
 from .oauth import MappedToken, check_resource
 from .origins import allowed_hosts
@@ -330,12 +331,20 @@ def serve(
         check_resource(settings.serve.oauth, host or settings.serve.host)
     if transport == "http" and threading.current_thread() is threading.main_thread():
         # uvicorn handles SIGINT/SIGTERM while serving (a graceful stop) and raises them again once
-        # stopped. Either way they end up here and exit cleanly: the store and audit log get closed.
+        # stopped. Either way they end up here and exit cleanly: the store and audit log get closed
+        # (SIGTERM with status 0, Ctrl-C with 130).
         for sig in (signal.SIGINT, signal.SIGTERM):
             signal.signal(sig, _exit)
     stderr = logging.StreamHandler(sys.stderr)  # a logged name or message may come from a client
     stderr.setFormatter(ShownFormatter("gateway: %(levelname)s %(message)s"))
     logging.basicConfig(level=logging.WARNING, handlers=[stderr])
+    # Bound before the catalogs load, so a port in use is said at once.
+    port = settings.serve.port if port is None else port
+    sock = (
+        listening_socket(host or settings.serve.host, port, setting="[serve] port")
+        if transport == "http"
+        else None
+    )
     with open_gateway(settings, prometheus=transport == "http") as gw:
         gw.index()  # build the search index now, not in the first client's discover_tools call
         server = build_server(gw, settings, transport=transport)
@@ -348,11 +357,15 @@ def serve(
             routes = [metrics_route(gw.telemetry, settings, environ)]
             verifier = TokenVerifier(digests) if digests else None
             run = functools.partial(serve_http, console=app, routes=routes)
-            anyio.run(run, server, settings, host or settings.serve.host, port, verifier)
+            assert sock is not None
+            anyio.run(run, server, settings, host or settings.serve.host, sock, verifier)
     return 0
 
 
 def _exit(signum: int, frame: object) -> None:
+    if signum == signal.SIGINT:  # Ctrl-C: one line, and the status shells give an interrupted command
+        print("gateway: interrupted", file=sys.stderr, flush=True)
+        raise SystemExit(128 + signal.SIGINT)
     raise SystemExit(0)
 
 

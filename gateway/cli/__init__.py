@@ -7,7 +7,7 @@ gateway, the optional ones (the MCP server, file tools, vendor adapters) only wh
 them; nothing imports it.
 
 Exit codes: 0 success, 1 the tool call failed, 2 usage or configuration error,
-3 a destructive call was not approved.
+3 a destructive call was not approved, 130 interrupted (Ctrl-C).
 """
 
 from __future__ import annotations
@@ -36,6 +36,9 @@ from .parser import build_parser, settings_from
 
 __all__ = ["end", "main", "run"]
 
+
+INTERRUPTED = 130
+"""The status of a command stopped by Ctrl-C (SIGINT), as shells report it: 128 + the signal's number."""
 
 READ_ONLY = frozenset({"discover", "schema", "catalog", "index", "tools", "pending", "usage"})
 """Commands that write no audit record: they go on, with a notice, when the audit log cannot be written."""
@@ -78,6 +81,8 @@ def _command(args: argparse.Namespace) -> int:
     notice = None
     if args.command in READ_ONLY:
         settings, notice = _without_an_unwritable_audit_log(settings, args.command)
+    if args.command == "tools" and args.verb == "check":  # its report lists each skipped definition once
+        logging.getLogger("gateway.filetools").setLevel(logging.ERROR)  # restored by progress_on_stderr
     approver = approvals.terminal_approver(args.yes) if args.command == "invoke" else None
     with open_gateway(settings, approver=approver) as gw:
         if notice:  # only once the gateway opened: a data directory that is unusable says so instead
@@ -153,6 +158,9 @@ def run() -> NoReturn:
     try:
         code = main()
         sys.stdout.flush()
+    except KeyboardInterrupt:  # Ctrl-C: the caches are written whole or not at all, so none is torn
+        print("gateway: interrupted", file=sys.stderr)
+        code = INTERRUPTED
     except BrokenPipeError:  # `gateway discover ... | head`: the reader has what it wanted
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nothing left to flush at exit
         code = 1

@@ -13,7 +13,7 @@ from ..confirmation import ApprovalRefused, DecidedBy
 from ..context import PendingConfirmation
 from ..engine import Gateway
 from ..rendering import shown, to_jsonable
-from .messages import NO_TERMINAL
+from .messages import NO_TERMINAL, answered_yes
 from .output import dump
 
 
@@ -56,8 +56,7 @@ class TerminalApprover:
             self.asked_nobody = True
             print(f"{NO_TERMINAL.rstrip('.')}; pass --yes to approve.", file=sys.stderr)
             return False
-        answer = input("Run it? [y/N] ").strip().lower()
-        return answer in {"y", "yes"}
+        return answered_yes("Run it? [y/N] ")  # Ctrl-C declines at once
 
 
 def terminal_approver(assume_yes: bool) -> TerminalApprover:

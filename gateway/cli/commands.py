@@ -12,6 +12,7 @@ from ..context import ToolContext
 from ..engine import Gateway, run_sync
 from ..errors import UserError
 from ..rendering import shown
+from ..runtime import open_gateway
 from ..search import default_cache_dir
 from .approvals import TerminalApprover
 from .messages import for_a_person, not_approved_without_a_terminal, note
@@ -48,9 +49,13 @@ def discover(gw: Gateway, ctx: ToolContext, args: argparse.Namespace) -> int:
             for key in ("method_id", "operation_id"):  # ... or the OpenAPI operation
                 if found is not None and key in found.metadata:
                     hit[key] = found.metadata[key]
-    if args.json or result.status != "ok" or "tools" not in result.output:
+    if args.json or result.status != "ok":
         return print_result(result)
     out = result.output
+    if "tools" not in out:  # no words and no filters: the overview, as `gateway catalog` shows it
+        _print_overview(out)
+        print(shown(out["next_step"]))
+        return 0
     for hit in out["tools"]:  # a page names only what its names do not say: the catalog has the rest
         d = gw.catalog.get(hit["name"])
         kind = f"{d.category}/{d.action}" if d is not None else hit.get("category", "")
@@ -58,11 +63,32 @@ def discover(gw: Gateway, ctx: ToolContext, args: argparse.Namespace) -> int:
         print(f"{shown(hit['name']):<32} {shown(kind)}{flags}\n    {shown(hit['summary'])}")
     if not out["tools"]:
         print(shown(out.get("message", "No tool matched.")))
-        print(dump(out.get("suggestions", {})))
+        for key, values in out.get("suggestions", {}).items():
+            print(f"{_SUGGESTION_LABELS.get(key, key)}: {shown(', '.join(map(str, values)))}")
         print(shown(out["next_step"]))
     if "next_cursor" in out:
         print(f"more: --cursor {out['next_cursor']}")
     return 0
+
+
+# What a nothing-matched page suggests, as a person reads it (the keys are the model's).
+_SUGGESTION_LABELS = {
+    "close_names": "Close names",
+    "categories_with_related_tools": "Categories with related tools",
+    "categories": "Categories",
+}
+
+
+def _print_overview(overview: dict[str, Any], served: str | None = None) -> None:
+    """Tool counts by category, in columns as wide as the longest name and count."""
+    total = f"{overview['total_tools']} tools" + (f" ({served})" if served else "")
+    print(total)
+    categories = overview["categories"]
+    name_width = max((len(shown(c["name"])) for c in categories), default=0)
+    count_width = max((len(str(c["tools"])) for c in categories), default=0)
+    for cat in categories:
+        actions = ", ".join(f"{a} {n}" for a, n in cat["actions"].items())
+        print(f"  {shown(cat['name']):<{name_width}}  {cat['tools']:>{count_width}}  ({shown(actions)})")
 
 
 def invoke(gw: Gateway, ctx: ToolContext, args: argparse.Namespace, approver: TerminalApprover | None) -> int:
@@ -82,6 +108,8 @@ def invoke(gw: Gateway, ctx: ToolContext, args: argparse.Namespace, approver: Te
 def served(settings: Settings) -> str:
     """The catalogs the gateway serves, e.g. 'workspace: local backend; google-apis'."""
     shown = [f"{c}: {settings.backend} backend" if c == "workspace" else c for c in settings.catalogs]
+    if settings.openapi and not any(c == "openapi" or c.startswith("openapi:") for c in settings.catalogs):
+        shown.append("openapi: " + ", ".join(entry.name for entry in settings.openapi))
     if settings.tools_dirs and "files" not in settings.catalogs:
         shown.append("files")
     if settings.mcp_servers is not None and "mcp" not in settings.catalogs:
@@ -94,10 +122,7 @@ def catalog(gw: Gateway, ctx: ToolContext, args: argparse.Namespace, settings: S
     if args.json:
         print(dump({k: v for k, v in overview.items() if k != "next_step"}))
         return 0
-    print(f"{overview['total_tools']} tools ({served(settings)})")
-    for cat in overview["categories"]:
-        actions = ", ".join(f"{a} {n}" for a, n in cat["actions"].items())
-        print(f"  {shown(cat['name']):<16} {cat['tools']:>5}  ({shown(actions)})")
+    _print_overview(overview, served(settings))
     return 0
 
 
@@ -130,9 +155,25 @@ def tools_new(settings: Settings, args: argparse.Namespace) -> int:
 
     if not args.name or not settings.tools_dirs:
         raise UserError("usage: gateway tools new NAME --tools-dir DIR (or set GATEWAY_TOOLS_DIR)")
+    _refuse_a_served_name(settings, args.name)
     for path in scaffold(settings.tools_dirs[0], args.name, args.category):
         print(path)
     return 0
+
+
+def _refuse_a_served_name(settings: Settings, name: str) -> None:
+    """A file tool named like a built-in or OpenAPI tool would never be served: those win clashes.
+
+    (Fronted MCP servers are not started for the question: their tools come and go with them.)
+    """
+    others = [c for c in settings.catalogs if c not in ("files", "mcp")]
+    update = {"tools_dirs": [], "catalogs": others, "mcp_servers": None}
+    with open_gateway(settings.model_copy(update=update)) as gw:
+        if gw.catalog.get(name) is not None:
+            raise UserError(
+                f"{name} is already a tool of the served catalogs, which win over a file tool of the "
+                "same name: choose another name"
+            )
 
 
 def tools_check(gw: Gateway, settings: Settings, args: argparse.Namespace) -> int:
@@ -149,8 +190,12 @@ def tools_check(gw: Gateway, settings: Settings, args: argparse.Namespace) -> in
     else:
         for problem in problems:
             print(problem)
-        print(f"{len(tools.names)} tools loaded, {len(problems)} problems")
+        print(f"{_count(len(tools.names), 'tool')} loaded, {_count(len(problems), 'problem')}")
     return 1 if problems else 0
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 def tool_definitions(gw: Gateway, output_format: str) -> int:

@@ -8,10 +8,10 @@ of a gateway an MCP client started over stdio.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
 import socket
 import sys
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -51,6 +51,7 @@ def run(settings: Settings, args: argparse.Namespace) -> int:
         from starlette.responses import RedirectResponse
         from starlette.routing import Mount, Route
 
+        from ..adapters.listening import listening_socket
         from ..adapters.origins import HostOriginGuard, allowed_hosts
         from ..console import console_app
         from ..console.auth import AdminTokens
@@ -64,6 +65,9 @@ def run(settings: Settings, args: argparse.Namespace) -> int:
     host = args.host or settings.console.host
     port = settings.console.port if args.port is None else args.port
     hosts = allowed_hosts(settings, host)  # the same Host and Origin rules as gateway serve
+    sock = listening_socket(
+        host, port, setting="[console] port"
+    )  # before loading: a port in use fails at once
     with open_gateway(settings) as gw:
         console = console_app(gw, settings)
 
@@ -73,7 +77,6 @@ def run(settings: Settings, args: argparse.Namespace) -> int:
         routes = [Route("/", home), Mount("/console", app=console)]
         app = HostOriginGuard(Starlette(routes=routes), hosts, settings.serve.allowed_origins)
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
-        sock = socket.create_server((host, port), family=family)
         bound = sock.getsockname()[1]
         shown = f"[{host}]" if family == socket.AF_INET6 else host
         if host not in _LOOPBACK:
@@ -85,6 +88,9 @@ def run(settings: Settings, args: argparse.Namespace) -> int:
             where += f" (sign in with the token in {local_token_path(settings)})"
         print(f"gateway: console on {where}", file=sys.stderr, flush=True)
         config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
-        with contextlib.suppress(KeyboardInterrupt):
+        # uvicorn stops gracefully on Ctrl-C, then raises it again: `run` ends it with one line and 130.
+        # A Ctrl-C before the loop starts leaves the server's coroutine unstarted: not worth a warning.
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", "coroutine 'Server.serve' was never awaited", RuntimeWarning)
             uvicorn.Server(config).run(sockets=[sock])
     return 0

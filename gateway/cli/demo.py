@@ -9,6 +9,7 @@ in a temporary directory, seeded with demo data, and deletes it at the end.
 from __future__ import annotations
 
 import json
+import re
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -24,9 +25,11 @@ from .output import dump
 DEMO_REQUESTS = (
     "what's on my calendar this week",
     "find unread email",
-    "add a task to my list",
+    "add 'Call the plumber' to my tasks, due friday",
     "clear completed tasks",
 )
+_SHOWN_CHARS = 1500  # a longer answer is shown up to the last whole line before this many characters
+_DAY = r"\b(today|tomorrow|monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b"
 
 
 def run(settings: Settings) -> int:
@@ -56,13 +59,12 @@ def demo_settings(settings: Settings, directory: Path) -> Settings:
 
 
 def play(gw: Gateway, ctx: ToolContext) -> int:
-    """Each request: discover -> get_tool_schema -> invoke_tool with the tool's example."""
+    """Each request: discover -> get_tool_schema -> invoke_tool with what the request says."""
 
     def step(tool_name: str, arguments: dict[str, Any]) -> ToolResult:
         print(f"\n>>> {tool_name}({json.dumps(arguments, ensure_ascii=False)})")
         result = run_sync(gw.call(tool_name, arguments, ctx))
-        text = dump(result_payload(result))
-        print(text if len(text) < 1500 else text[:1500] + "\n    ...")
+        print(_shortened(dump(result_payload(result))))
         return result
 
     step("discover_tools", {})
@@ -73,15 +75,52 @@ def play(gw: Gateway, ctx: ToolContext) -> int:
             continue
         name = found.output["tools"][0]["name"]
         schema = step("get_tool_schema", {"tool_name": name})
-        example = schema.output.get("example") if schema.ok else None
-        if example is None:
+        if not schema.ok:
             continue
-        result = step("invoke_tool", example)
+        call = {"tool_name": name, "parameters": parameters_from(request, schema.output["parameters"])}
+        result = step("invoke_tool", call)
         if result.status == "confirmation_required" and result.pending is not None:
             print(
                 f"\n--- host: the user approves {result.pending.pending_id} (outside the model's channel; "
                 "here the demo plays the user)"
             )
             gw.approve(result.pending.pending_id)
-            step("invoke_tool", {**example, "confirmation": result.pending.pending_id})
+            step("invoke_tool", {**call, "confirmation": result.pending.pending_id})
     return 0
+
+
+def parameters_from(request: str, schema: dict[str, Any]) -> dict[str, Any]:
+    """The parameters a request gives the tool whose `schema` was read, as an agent fills them.
+
+    Only what the request says and the schema has a parameter for: a period ("this week", a day),
+    a quoted title, unread mail; everything else is left to the tool's defaults.
+    """
+    properties = schema.get("properties", {})
+    words = request.lower()
+    found: dict[str, Any] = {}
+    day = re.search(_DAY, words)
+    if {"start", "end"} <= properties.keys():
+        if "this week" in words:
+            found.update(start="today", end="sunday")
+        elif day:
+            found.update(start=day[1], end=day[1])
+    if "title" in properties and (quoted := re.search(r"'([^']+)'|\"([^\"]+)\"", request)):
+        found["title"] = quoted[1] or quoted[2]
+        if "due" in properties and day:
+            found["due"] = day[1]
+    if "query" in properties and "unread" in words and "start" not in properties:  # a mail search
+        found["query"] = "is:unread"
+    return found
+
+
+def _shortened(text: str) -> str:
+    """`text`, or its whole lines up to `_SHOWN_CHARS` and how many lines are left out."""
+    if len(text) <= _SHOWN_CHARS:
+        return text
+    lines = text.splitlines()
+    kept: list[str] = []
+    for line in lines:
+        if kept and sum(len(k) + 1 for k in kept) + len(line) > _SHOWN_CHARS:
+            break
+        kept.append(line)
+    return "\n".join([*kept, f"    ... ({len(lines) - len(kept)} more lines)"])

@@ -11,7 +11,9 @@ from __future__ import annotations
 import dataclasses
 import logging
 import shlex
+import signal
 import sys
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -22,7 +24,8 @@ from ..rendering import ShownFormatter, shown
 
 # The loggers whose INFO records are progress a person should see (a search index or the Google
 # API index being built): named here, so the rooms that log them need no hook of the command line.
-PROGRESS_LOGGERS = ("gateway.search", "services.google_apis")
+# The file tools' warnings (a definition skipped) are said the same way, with the `gateway:` prefix.
+PROGRESS_LOGGERS = ("gateway.search", "services.google_apis", "gateway.filetools")
 
 DISCOVER_STEP = "Run 'gateway schema NAME' to see a tool's parameters, then 'gateway invoke NAME PARAMETERS'."
 OVERVIEW_STEP = "Run 'gateway discover WORDS' (or -c CATEGORY / -a ACTION) to list matching tools."
@@ -31,6 +34,25 @@ NOTHING_MATCHED_STEP = (
     "or browse a category with 'gateway discover -c CATEGORY'."
 )
 NO_TERMINAL = "Not approved: there was no terminal to ask on."
+
+
+def answered_yes(question: str) -> bool:
+    """Whether the person at the terminal answers `question` yes; Ctrl-C or end of input is no, at once.
+
+    Under `asyncio.run` Ctrl-C only cancels the running task, which waits for `input` to return:
+    while the question is asked, Ctrl-C interrupts it instead.
+    """
+    main = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler) if main else None
+    try:
+        answer = input(question)
+    except (KeyboardInterrupt, EOFError):
+        print(file=sys.stderr)  # end the question's line
+        return False
+    finally:
+        if main:
+            signal.signal(signal.SIGINT, previous if previous is not None else signal.default_int_handler)
+    return answer.strip().lower() in {"y", "yes"}
 
 
 def note(text: str) -> None:

@@ -10,6 +10,7 @@ import argparse
 from importlib.metadata import PackageNotFoundError, version
 
 from ..config import Settings, load_settings
+from ..discovery import MAX_DISCOVER_LIMIT
 from . import chat, console, model, openapi, usage
 from .commands import FORMATS
 
@@ -49,6 +50,17 @@ def _common_options(parser: argparse.ArgumentParser) -> None:
     common.add_argument("--json", action="store_true", help="machine-readable output with stable keys")
 
 
+def _page_size(text: str) -> int:
+    """A `--limit`: a whole number the page can hold (0 is refused, not taken for the default)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if not 1 <= value <= MAX_DISCOVER_LIMIT:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number from 1 to {MAX_DISCOVER_LIMIT}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="gateway", description="A large tool catalog behind three meta-tools."
@@ -64,7 +76,12 @@ def build_parser() -> argparse.ArgumentParser:
     discover.add_argument("query", nargs="?", help="free-text request")
     discover.add_argument("-c", "--category", action="append", help="only this category (repeatable)")
     discover.add_argument("-a", "--action", action="append", help="only this action (repeatable)")
-    discover.add_argument("--limit", type=int, default=10)
+    discover.add_argument(
+        "--limit",
+        type=_page_size,
+        default=10,
+        help=f"tools per page, 1 to {MAX_DISCOVER_LIMIT} (default: 10)",
+    )
     discover.add_argument("--cursor")
     schema = sub.add_parser("schema", parents=[common], help="show one tool's schema")
     schema.add_argument("tool_name")

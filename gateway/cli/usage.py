@@ -11,6 +11,7 @@ from ..engine import Gateway
 from ..errors import UserError
 from ..rendering import shown
 from ..usage import IMPORT_PRINCIPAL
+from .messages import answered_yes
 from .output import dump
 
 MAX_IMPORT_BYTES = 200 * 1024 * 1024
@@ -24,6 +25,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="export, import: the JSONL file; forget: a principal, to forget only what it taught",
     )
     parser.add_argument("--top", type=int, default=10, help="stats: how many queries a list shows")
+    parser.add_argument("--yes", action="store_true", help="forget: without asking (needed with no terminal)")
 
 
 def run(gw: Gateway, args: argparse.Namespace) -> int:
@@ -62,6 +64,8 @@ def run(gw: Gateway, args: argparse.Namespace) -> int:
         return 0
     if args.verb == "import":
         return _import(gw, args)
+    if not args.yes and not _confirmed(args.target):
+        return 3  # as a destructive call that was not approved
     gone = usage.forget(args.target)
     who = f"taught by {args.target}" if args.target else "learned"
     _say(args, {"forgotten": gone, "principal": args.target}, f"{gone} pairs {who} forgotten")
@@ -88,6 +92,17 @@ def _import(gw: Gateway, args: argparse.Namespace) -> int:
         text += f"; {len(unknown)} tool names this catalog does not have were skipped"
     _say(args, summary, text)
     return 1 if problems else 0
+
+
+def _confirmed(principal: str | None) -> bool:
+    """Whether the person at the terminal agrees to forget; with no terminal, `--yes` is needed."""
+    what = f"what {principal} taught" if principal else "everything learned from use"
+    if not sys.stdin.isatty():
+        raise UserError(f"gateway usage forget deletes {what}: pass --yes to confirm")
+    if answered_yes(f"Forget {shown(what)}? [y/N] "):
+        return True
+    print("Nothing forgotten.", file=sys.stderr)
+    return False
 
 
 def dump_line(row: object) -> str:

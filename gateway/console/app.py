@@ -25,6 +25,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from ..admin import local_token_path, uses_local_token
 from ..config import Settings
 from ..engine import Gateway
 from .auth import LOGIN_COOKIE, SESSION_COOKIE, Sessions
@@ -139,8 +140,11 @@ def console_app(
     Raises:
         UserError: an admin token names an environment variable that is not set.
     """
-    console = Console(gw, settings, os.environ if environ is None else environ, clock)
+    environ = os.environ if environ is None else environ
+    console = Console(gw, settings, environ, clock)
     pages = Pages(console)
+    # Where the generated token is, for the login page, when no operator token is configured.
+    token_file = str(local_token_path(settings)) if uses_local_token(settings, environ) else ""
 
     async def login_form(request: Request) -> Response:
         nonce = secrets.token_hex(16)
@@ -150,6 +154,7 @@ def console_app(
             login_csrf=console.sessions.login_csrf(nonce),
             next=request.query_params.get("next", ""),
             configured=bool(console.tokens),
+            token_file=token_file,
             failed=request.query_params.get("failed") == "1",
         )
         _cookie(response, request, LOGIN_COOKIE, nonce, 600)
@@ -220,7 +225,13 @@ def console_app(
         Route("/api/activity", api(pages.api_activity)),
         Mount("/static", StaticFiles(directory=Path(__file__).parent / "static"), name="static"),
     ]
-    return _SecurityHeaders(Starlette(routes=routes))
+
+    async def not_found(request: Request, exc: Exception) -> Response:
+        # A page of the console, not the bare "Not Found" text, for a mistyped or stale address.
+        what = "There is no console page at this address."
+        return console.render(request, "missing.html", 404, page="", what=what)
+
+    return _SecurityHeaders(Starlette(routes=routes, exception_handlers={404: not_found}))
 
 
 def _cookie(response: Response, request: Request, name: str, value: str, max_age: int) -> None:

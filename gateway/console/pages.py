@@ -177,7 +177,7 @@ class Pages:
             actions=actions,
             overview=visible,
             result=result,
-            traffic=playground.traffic(self.gw),
+            traffic=playground.traffic(self.gw, called=activity.tools_named(self.settings.audit_path)),
         )
 
     # -- catalog -------------------------------------------------------------------------------

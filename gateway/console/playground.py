@@ -15,6 +15,7 @@ from .. import discovery
 from ..context import Principal
 from ..engine import Gateway
 from ..errors import ToolInputError
+from ..search import SearchIndex
 
 
 @dataclass(frozen=True)
@@ -30,6 +31,7 @@ class Scored:
     semantic: float | None  # cosine similarity of the embeddings (None: no semantic layer)
     rank_weight: float
     learned: float  # the vote of earlier sessions' requests, in (0, 1]
+    score: float | None  # what the page is ordered by after the name matches (None: no query)
 
 
 @dataclass
@@ -83,6 +85,11 @@ def run(
     result.suggestions = dict(out.get("suggestions", {}))
     names = [t["name"] for t in out.get("tools", [])]
     parts = index.explain(query, names) if query else {}
+    scores = (
+        _final_scores(index, query, categories=cats, actions=acts, learned=learned, limit=limit)
+        if query
+        else {}
+    )
     key = query.lower()
     for rank, hit in enumerate(out.get("tools", []), start=1):
         name = hit["name"]
@@ -104,9 +111,28 @@ def run(
                 semantic=None if semantic is None else round(semantic, 4),
                 rank_weight=d.rank_weight if d is not None else 1.0,
                 learned=round(learned.get(name, 0.0), 4),
+                score=None if name not in scores else round(scores[name], 4),
             )
         )
     return result
+
+
+def _final_scores(
+    index: SearchIndex,
+    query: str,
+    *,
+    categories: list[str] | None,
+    actions: list[str] | None,
+    learned: Mapping[str, float],
+    limit: int,
+) -> dict[str, float]:
+    """The score each tool of the first page is ordered by: its text score times its rank weight and,
+    with learned votes, divided by the best and raised by `VOTE_WEIGHT` times its vote (as
+    `discovery.discover` blends them: only the strongest `limit` votes can place)."""
+    strongest = sorted(learned.items(), key=lambda item: (-item[1], item[0]))[:limit]
+    boosts = {name: discovery.VOTE_WEIGHT * vote for name, vote in strongest}
+    found, _ = index.page(query, categories=categories, actions=actions, limit=limit, boosts=boosts or None)
+    return {d.name: float(score) for d, score in found}
 
 
 @dataclass
@@ -118,13 +144,17 @@ class Traffic:
     learning: bool = False
 
 
-def traffic(gw: Gateway, *, top: int = 20) -> Traffic:
-    """What the usage store says: queries that found nothing, that no call followed, tools never found."""
+def traffic(gw: Gateway, *, called: Collection[str] = (), top: int = 20) -> Traffic:
+    """What the usage store says: queries that found nothing, that no call followed, tools never found.
+
+    A tool is found when a search led to a call of it (a learned pair) or when it was called at all
+    (`called`: the tools the audit log names), however the caller came by its name.
+    """
     usage = gw.usage
     if usage is None:
         return Traffic()
     stats = usage.stats(top)
-    found = {tool for entry in usage.store.export() for tool in entry["tools"]}
+    found = {tool for entry in usage.store.export() for tool in entry["tools"]} | set(called)
     never = [d.name for d in gw.catalog if d.name not in found]
     return Traffic(
         found_nothing=list(stats.get("found_nothing", [])),

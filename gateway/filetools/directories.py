@@ -26,7 +26,7 @@ except ImportError as exc:  # PyYAML or jsonschema missing
         "pip install 'metatool-gateway[files]'"
     ) from exc
 
-log = logging.getLogger("gateway.files")
+log = logging.getLogger("gateway.filetools")
 
 POLL_SECONDS = 2.0
 _SKIPPED = {"readme.md"}

@@ -24,8 +24,9 @@ from ..files import keep_newest, write_json_atomic
 from .document import content_hash, parse, read_bytes, version_of
 from .operations import Operation, operations_of
 
-INDEX_FORMAT = 1
-"""Changes whenever what is indexed, or how, changes: older files are then ignored."""
+INDEX_FORMAT = 2
+"""Changes whenever what is indexed, or how, changes: older files are then ignored (2: text kept the
+space before a word that starts with punctuation, ".git")."""
 MAX_CACHED_PER_ENTRY = 3
 _log = logging.getLogger("gateway.openapi")
 

@@ -34,7 +34,8 @@ _TAG = re.compile(r"</?[a-zA-Z][^<>]*>")
 _URL = re.compile(r"\b(?:https?|ftp)://[^\s)\]>\"']+|\bwww\.[^\s)\]>\"']+")
 _EMPTY_BRACKETS = re.compile(r"\(\s*(?:see|refer(?: to)?)?\s*[.,:;]?\s*\)|\[\s*\]", re.I)
 _DANGLING = re.compile(r"\b(?:see|at|visit|in|refer to)\s*[:.]?\s*(?=[.;,)]|$)", re.I)
-_SPACE_BEFORE_PUNCT = re.compile(r"\s+([.,;:)])")
+# A space left before closing punctuation goes; not before a word that starts with it (".git", ".env").
+_SPACE_BEFORE_PUNCT = re.compile(r"\s+([.,;:)])(?=\s|$|[.,;:)])")
 _HEADING = re.compile(r"(^|\s)#{1,6}\s+")
 _SENTENCE_END = re.compile(r"(?<!\be\.g)(?<!\bi\.e)(?<!\betc)(?<!\bvs)(?<!\bcf)[.!?](?=\s+[A-Z0-9\"'`(])")
 

@@ -8,6 +8,14 @@ version; `params.py` makes a method's params model on first use; `invoke.py` cal
 backend's client; `provider.py` is the `google-apis` catalog provider. See docs/google-apis.md.
 """
 
-from .provider import CatalogOptions, catalog_toolset, provide
+from gateway.errors import UserError
+
+try:
+    from .provider import CatalogOptions, catalog_toolset, provide
+except ModuleNotFoundError as exc:  # loading the catalog's entry point says which extra, not a traceback
+    raise UserError(
+        f"the google-apis catalog needs the google extra: pip install 'metatool-gateway[google]' "
+        f"({exc.name} is missing)"
+    ) from None
 
 __all__ = ["CatalogOptions", "catalog_toolset", "provide"]

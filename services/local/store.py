@@ -90,6 +90,21 @@ def _unusable(path: Path, exc: sqlite3.DatabaseError) -> str:
     )
 
 
+def _refuse_another_database(conn: sqlite3.Connection, path: Path) -> None:
+    """Refuse a SQLite file that holds tables but not a workspace's (another program's database).
+
+    An empty file is a new workspace; one with `schema_version` is a workspace (of any version).
+    """
+    tables = [row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+    if tables and "schema_version" not in tables:
+        listed = ", ".join(sorted(tables)[:5]) + (", ..." if len(tables) > 5 else "")
+        raise UserError(
+            f"the local workspace {path} is not a workspace database (it holds other tables: {listed}); "
+            f"it was left untouched. Move it aside to start a fresh workspace, or "
+            f"{_ELSEWHERE[0].lower()}{_ELSEWHERE[1:]}"
+        )
+
+
 def new_id() -> str:
     """A fresh opaque id, like the ones Google hands out."""
     return uuid.uuid4().hex[:16]
@@ -159,6 +174,7 @@ class LocalStore:
             create_private(path)
             conn = self._connect()
             try:
+                _refuse_another_database(conn, path)  # before anything is written to it
                 # WAL lets readers in other threads and processes proceed while one call writes.
                 conn.execute("PRAGMA journal_mode = WAL")
             finally:

@@ -9,8 +9,10 @@ from __future__ import annotations
 import json
 import os
 import pty
+import sqlite3
 import subprocess
 import sys
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -109,6 +111,24 @@ def test_a_corrupt_workspace_file_is_refused_untouched(
     assert code == 2 and "is not a workspace database" in line and "Move it aside" in line
     assert (workspace / "workspace.sqlite3").read_bytes() == garbage
     assert sorted(p.name for p in workspace.iterdir()) == ["a.jsonl", "none.toml", "workspace.sqlite3"]
+
+
+def test_another_programs_sqlite_database_is_refused_untouched(
+    workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = workspace / "workspace.sqlite3"
+    with closing(sqlite3.connect(path)) as conn, conn:
+        conn.execute("CREATE TABLE foo (bar TEXT)")
+        conn.execute("INSERT INTO foo VALUES ('kept')")
+    before = path.read_bytes()
+    code, _, err = run(
+        capsys, "discover", "--data-dir", str(workspace), "--audit-log", str(workspace / "a.jsonl")
+    )
+    line = one_line(err)
+    assert code == 2 and "is not a workspace database (it holds other tables: foo)" in line
+    assert "left untouched" in line and "Move it aside" in line
+    assert path.read_bytes() == before  # no table, no demo data, not even the journal mode
+    assert sorted(p.name for p in workspace.iterdir() if p.name.startswith("workspace")) == [path.name]
 
 
 def test_a_workspace_that_cannot_be_opened_says_why(

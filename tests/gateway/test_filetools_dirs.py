@@ -131,9 +131,37 @@ def test_tools_new_scaffolds_a_pair_that_check_accepts(
     code, out, _ = run(capsys, "tools", "new", "greet_user", "--tools-dir", str(folder))
     assert code == 0 and out.split() == [str(folder / "greet_user.md"), str(folder / "greet_user.sh")]
     code, out, _ = run(capsys, "tools", "check", "--tools-dir", str(folder))
-    assert (code, out) == (0, "1 tools loaded, 0 problems\n")
+    assert (code, out) == (0, "1 tool loaded, 0 problems\n")
     code, _, err = run(capsys, "tools", "new", "greet_user", "--tools-dir", str(folder))
     assert code == 2 and "exists already" in err
+
+
+def test_tools_new_refuses_the_name_of_a_served_tool_that_would_shadow_it(
+    tmp_path: Path, config: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "tools"
+    code, out, err = run(capsys, "tools", "new", "notes_create", "--tools-dir", str(folder))
+    assert (code, out) == (2, "")
+    assert err == (
+        "gateway: notes_create is already a tool of the served catalogs, which win over a file tool "
+        "of the same name: choose another name\n"
+    )
+    assert not folder.exists()
+
+
+def test_a_skipped_definition_is_said_once_with_the_prefix_and_counted_in_words(
+    tmp_path: Path, config: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_tool(tmp_path, "fine")
+    (tmp_path / "broken.md").write_text("no front matter\n")
+    problem = f"{tmp_path / 'broken.md'}:1: must start with a front-matter block"
+    code, out, err = run(capsys, "tools", "check", "--tools-dir", str(tmp_path))
+    assert code == 1 and err == ""
+    assert [line.startswith(problem) for line in out.splitlines()] == [True, False]
+    assert out.splitlines()[-1] == "1 tool loaded, 1 problem"
+    code, _, err = run(capsys, "discover", "fine", "--tools-dir", str(tmp_path))
+    assert code == 0 and err.splitlines()[0].startswith(f"gateway: skipped tool definition: {problem}")
+    assert len(err.splitlines()) == 1
 
 
 def test_tools_check_lists_every_problem_with_file_and_line(

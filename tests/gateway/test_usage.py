@@ -276,6 +276,12 @@ def test_the_usage_commands_import_export_stats_and_forget(
     ]
     code, out = _cli(capsys, "discover", "jot this down", "--json")
     assert out["tools"][0]["name"] == "notes_create"
-    code, out = _cli(capsys, "usage", "forget", "import", "--json")
+    code = main(["usage", "forget", "import"])  # no terminal to ask on, and no --yes
+    assert (code, capsys.readouterr().err) == (
+        2,
+        "gateway: gateway usage forget deletes what import taught: pass --yes to confirm\n",
+    )
+    assert _cli(capsys, "usage", "stats", "--json")[1]["pairs"] == 2
+    code, out = _cli(capsys, "usage", "forget", "import", "--json", "--yes")
     assert out["forgotten"] == 2
     assert _cli(capsys, "usage", "stats", "--json")[1]["pairs"] == 0

@@ -49,3 +49,26 @@ def test_tools_never_found_are_those_in_no_learned_pair() -> None:
 def test_a_bad_filter_is_said_in_words() -> None:
     result = run(_gateway(), Principal(), query="x", categories=["nope"])
     assert result.error.startswith("Unknown categories: nope")
+
+
+def test_the_score_column_explains_the_order_after_the_name_matches() -> None:
+    gw = _gateway()
+    ctx = ToolContext(session_id="s")
+    for _ in range(3):  # earlier sessions taught that this request means a new note
+        run_sync(gw.call("discover_tools", {"query": "remember the milk"}, ctx))
+        run_sync(gw.call("invoke_tool", {"tool_name": "notes_create", "parameters": {"title": "milk"}}, ctx))
+    assert gw.usage is not None and gw.usage.learned(gw.visible(Principal()), wait=True) is not None
+    for query in ("delete a note", "remember the milk"):
+        result = run(gw, Principal(), query=query)
+        scores = [t.score for t in result.tools if not t.name_match]
+        assert scores and None not in scores, query
+        assert scores == sorted(scores, reverse=True), query  # type: ignore[type-var]
+    learned = run(gw, Principal(), query="remember the milk").tools
+    assert learned[0].name == "notes_create" and learned[0].learned > 0
+
+
+def test_a_tool_called_without_a_search_is_not_listed_as_never_found() -> None:
+    gw = _gateway()
+    seen = traffic(gw, called={"notes_delete", "no_longer_served"})
+    assert "notes_delete" not in seen.never_found and "notes_create" in seen.never_found
+    assert seen.never_found_count == len(ALL_TOOLS) - 1

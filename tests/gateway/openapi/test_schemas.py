@@ -288,3 +288,20 @@ def test_spec_text_is_cleaned_before_the_model_reads_it(tmp_path: Path) -> None:
     )
     tool = served(tmp_path, document)["shop_list_pets"]
     assert tool.summary == "List pets docs now."
+
+
+@pytest.mark.parametrize(
+    ("raw", "plain"),
+    [
+        (
+            "The repository name without the `.git` extension.",
+            "The repository name without the .git extension.",
+        ),
+        ("Reads <code>.env</code> files, then `config.yml` .", "Reads .env files, then config.yml."),
+        ("Returns the pets (see [docs](https://x.test)) .", "Returns the pets (see docs)."),
+    ],
+)
+def test_stripped_code_keeps_the_spaces_around_it(tmp_path: Path, raw: str, plain: str) -> None:
+    document = doc()
+    document["paths"]["/pets"]["get"]["summary"] = raw
+    assert served(tmp_path, document)["shop_list_pets"].summary == plain

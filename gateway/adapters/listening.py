@@ -1,0 +1,36 @@
+"""The listening socket of `gateway serve --transport http` and `gateway console`.
+
+A port another process holds is the operator's to fix (another gateway, another console): it is said
+in one line, with what to do, instead of the socket's traceback.
+"""
+
+from __future__ import annotations
+
+import errno
+import socket
+
+from ..errors import UserError
+
+
+def listening_socket(host: str, port: int, *, setting: str) -> socket.socket:
+    """A socket bound to `host`:`port` and listening; `port` 0 picks a free one.
+
+    Args:
+        host: the address to bind (an IPv6 address contains a colon).
+        port: the port.
+        setting: the setting that names the port, for the message (e.g. "[serve] port").
+
+    Raises:
+        UserError: the address is in use, or cannot be bound here.
+    """
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    try:
+        return socket.create_server((host, port), family=family)
+    except OSError as exc:
+        where = f"[{host}]:{port}" if family == socket.AF_INET6 else f"{host}:{port}"
+        if exc.errno == errno.EADDRINUSE:
+            raise UserError(
+                f"{where} is already in use (another gateway serve or console?): stop it, or pass "
+                f"--port with another port ({setting}; 0 picks a free one)"
+            ) from None
+        raise UserError(f"cannot listen on {where}: {exc.strerror or exc}") from None
