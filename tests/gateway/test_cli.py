@@ -10,25 +10,14 @@ from pathlib import Path
 import pytest
 
 from gateway import run_sync
-from gateway.cli import main
 from gateway.config import load_settings
 from gateway.runtime import open_gateway
 
+from . import cli_support
 from .sample_tools import Calls
 
-
-@pytest.fixture
-def config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    path = tmp_path / "config.toml"
-    path.write_text(f'catalogs = ["tests.gateway.sample_tools:provide"]\ndata_dir = "{tmp_path}"\n')
-    monkeypatch.setenv("GATEWAY_CONFIG", str(path))
-    return path
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
+config = cli_support.config  # the fixture
+run = cli_support.run
 
 
 def test_discover_lists_matches_for_a_human(config: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -11,6 +11,11 @@ import pytest
 from gateway import Catalog, NoParams, ToolDefinition, Toolset
 from gateway.cli import main
 
+from . import cli_support
+
+config = cli_support.config  # the fixture
+run = cli_support.run
+
 LONG = "analyticsadmin_properties_data_streams"  # a Google API category's length
 
 
@@ -31,20 +36,6 @@ def provide_long_categories(options: Any) -> Toolset:
         for verb, action in (("list", "list"), ("get", "read"))
     ]
     return Toolset(catalog=Catalog(tools))
-
-
-@pytest.fixture
-def config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    path = tmp_path / "config.toml"
-    path.write_text(f'catalogs = ["tests.gateway.sample_tools:provide"]\ndata_dir = "{tmp_path}"\n')
-    monkeypatch.setenv("GATEWAY_CONFIG", str(path))
-    return path
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_discover_without_words_prints_the_counts_for_a_person(
