@@ -116,10 +116,10 @@ def discover(
         learned = votes(query, categories, actions) if votes is not None and not exact else {}
 
         def ranked(depth: int) -> tuple[list[ToolDefinition], int]:
-            if learned:
-                return _blend(index, query, learned, categories=categories, actions=actions, depth=depth)
-            found, total = index.page(query, categories=categories, actions=actions, limit=depth)
-            return [d for d, _ in found], total  # scores already scaled by each tool's rank_weight
+            found, total = scored_page(
+                index, query, learned, categories=categories, actions=actions, depth=depth
+            )
+            return [d for d, _ in found], total
 
         first, total = ranked(offset + limit)
         if not exact:
@@ -191,7 +191,7 @@ def _moved(first: list[ToolDefinition], lead: int) -> list[ToolDefinition]:
     return [first[lead], *first[:lead], *first[lead + 1 :]]
 
 
-def _blend(
+def scored_page(
     index: SearchIndex,
     query: str,
     learned: Mapping[str, float],
@@ -199,14 +199,20 @@ def _blend(
     categories: Collection[str] | None,
     actions: Collection[str] | None,
     depth: int,
-) -> tuple[list[ToolDefinition], int]:
-    """The text's best `depth` with `VOTE_WEIGHT` times each learned vote added to its tool's score
-    (the scores divided by the best); the total counts the voted tools too."""
+) -> tuple[list[tuple[ToolDefinition, float]], int]:
+    """The text's best `depth` with the score each is ordered by (already scaled by its rank weight).
+
+    With learned votes, `VOTE_WEIGHT` times each vote is added to its tool's score (the scores
+    divided by the best) and the text's first keeps its place unless beaten by `LEAD_MARGIN`; the
+    total counts the voted tools too. The console's playground shows these scores.
+    """
+    if not learned:
+        return index.page(query, categories=categories, actions=actions, limit=depth)
     if len(learned) > depth:
         # A page of `depth` holds at most `depth` voted tools: the strongest votes are the ones that
         # can place (a weaker vote with a strong text score is already among the text's best).
         learned = {name: -vote for vote, name in sorted([(-v, name) for name, v in learned.items()])[:depth]}
-    found, total = index.page(
+    return index.page(
         query,
         categories=categories,
         actions=actions,
@@ -214,7 +220,6 @@ def _blend(
         boosts={name: VOTE_WEIGHT * vote for name, vote in learned.items()},
         hold=LEAD_MARGIN,
     )
-    return [d for d, _ in found], total
 
 
 def _entry(

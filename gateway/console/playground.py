@@ -15,7 +15,6 @@ from .. import discovery
 from ..context import Principal
 from ..engine import Gateway
 from ..errors import ToolInputError
-from ..search import SearchIndex
 
 
 @dataclass(frozen=True)
@@ -85,11 +84,10 @@ def run(
     result.suggestions = dict(out.get("suggestions", {}))
     names = [t["name"] for t in out.get("tools", [])]
     parts = index.explain(query, names) if query else {}
-    scores = (
-        _final_scores(index, query, categories=cats, actions=acts, learned=learned, limit=limit)
-        if query
-        else {}
-    )
+    scores: dict[str, float] = {}
+    if query:  # what the page is ordered by, as discover scores it
+        scored, _ = discovery.scored_page(index, query, learned, categories=cats, actions=acts, depth=limit)
+        scores = {d.name: float(score) for d, score in scored}
     key = query.lower()
     for rank, hit in enumerate(out.get("tools", []), start=1):
         name = hit["name"]
@@ -115,24 +113,6 @@ def run(
             )
         )
     return result
-
-
-def _final_scores(
-    index: SearchIndex,
-    query: str,
-    *,
-    categories: list[str] | None,
-    actions: list[str] | None,
-    learned: Mapping[str, float],
-    limit: int,
-) -> dict[str, float]:
-    """The score each tool of the first page is ordered by: its text score times its rank weight and,
-    with learned votes, divided by the best and raised by `VOTE_WEIGHT` times its vote (as
-    `discovery.discover` blends them: only the strongest `limit` votes can place)."""
-    strongest = sorted(learned.items(), key=lambda item: (-item[1], item[0]))[:limit]
-    boosts = {name: discovery.VOTE_WEIGHT * vote for name, vote in strongest}
-    found, _ = index.page(query, categories=categories, actions=actions, limit=limit, boosts=boosts or None)
-    return {d.name: float(score) for d, score in found}
 
 
 @dataclass
