@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import re
 import unicodedata
 from collections.abc import Sequence
@@ -165,6 +166,8 @@ def error_payload(error: ErrorInfo) -> dict[str, Any]:
         body["problems"] = [{"loc": p.loc, "msg": p.msg} for p in error.problems]
     if error.suggestions:
         body["did_you_mean"] = list(error.suggestions)
+    if error.retry_after_seconds is not None:
+        body["retry_after_seconds"] = error.retry_after_seconds
     body["next_step"] = error.next_step
     return {"error": body}
 
@@ -245,6 +248,18 @@ def too_large(d: ToolDefinition, size: int, limit: int) -> ErrorInfo:
     """Arguments past the gateway's size limit."""
     problem = Problem("parameters", f"Too large: {size:,} bytes; the limit is {limit:,}")
     return invalid_arguments(d, (problem,))
+
+
+def rate_limited(limit: str, retry_after: float) -> ErrorInfo:
+    """A call a rate limit or quota refused: which limit, and the whole seconds until one may pass."""
+    seconds = max(1, math.ceil(retry_after))
+    return ErrorInfo(
+        "rate_limited",
+        f"Not run: the limit '{safe_text(limit, 64)}' allows no more calls of this tool now.",
+        f"Wait {seconds} seconds before calling it again, or do something else meanwhile; "
+        "tell the user if the task cannot wait.",
+        retry_after_seconds=seconds,
+    )
 
 
 def unknown_meta_tool(name: str, meta_names: Sequence[str]) -> ErrorInfo:

@@ -17,6 +17,7 @@ from .confirmation import Approver, ConfirmationGate
 from .context import Principal
 from .engine import Gateway
 from .files import keep_private, sqlite_files
+from .limits import limiter_from
 from .policy import Policy, Rule
 from .search.encoder import use_model
 from .search.models import DEFAULT_MODEL, ModelReference
@@ -174,6 +175,8 @@ def open_gateway(
             settings.telemetry, pending=lambda: len(gate.pending()), prometheus=prometheus
         )
         closers.append(telemetry.close)  # closed first: its last export still counts pending approvals
+        limiter = limiter_from(settings.limits, settings.limiter)
+        closers.append(limiter.close)
         yield Gateway(
             catalog,
             resources=resources,
@@ -183,6 +186,7 @@ def open_gateway(
             usage=usage,
             telemetry=telemetry,
             dense={"auto": None, "on": True, "off": False}[settings.search.dense.mode],
+            limits=limiter,
         )
     finally:
         for close in reversed(closers):

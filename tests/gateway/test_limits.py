@@ -1,0 +1,254 @@
+"""Rate limits and quotas: checked in the chokepoint after policy and validation, before the gate.
+
+Calls go through `Gateway.invoke` and `Gateway.call` as a host or a model would make them; time is
+an injected clock, never a sleep. The Redis backend runs against a real redis-server.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gateway import Catalog, Gateway, MemoryAuditLog, Policy, Principal, Rule, ToolContext, render, run_sync
+from gateway.config import load_settings
+from gateway.errors import ConfigError
+from gateway.limits import Limit, Limiter, MemoryBackend, RedisBackend, source_of
+from gateway.runtime import open_gateway
+
+from .adapters.mcp_server_support import redis_server
+from .sample_tools import ALL_TOOLS, Calls
+
+ALICE = ToolContext(principal=Principal("alice", frozenset({"assistant"})))
+BOB = ToolContext(principal=Principal("bob"))
+SEARCH = {"title": "milk"}
+
+
+class Clock:
+    def __init__(self, now: float = 1_000_000.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def gateway(*limits: Limit, clock: Clock | None = None, **options: Any) -> Gateway:
+    return Gateway(Catalog(ALL_TOOLS), limits=Limiter(limits, clock=clock or Clock()), **options)
+
+
+def search(gw: Gateway, ctx: ToolContext = ALICE, tool: str = "notes_search") -> Any:
+    return run_sync(gw.invoke(tool, SEARCH if tool == "notes_search" else {"title": "x"}, context=ctx))
+
+
+def test_a_bucket_admits_its_burst_then_refuses_naming_the_limit_and_the_wait(calls: Calls) -> None:
+    audit = MemoryAuditLog()
+    gw = gateway(Limit("searches", rate=0.5, burst=2, tools=("notes_search",)), audit=audit)
+    assert search(gw).ok and search(gw).ok
+    refused = search(gw)
+    assert refused.status == "error" and refused.error is not None
+    assert refused.error.code == "rate_limited" and refused.error.retry_after_seconds == 2
+    assert "'searches'" in refused.error.message
+    assert calls.names() == ["notes_search", "notes_search"]  # the refused call never ran
+    last = audit.records[-1]
+    assert (last.outcome, last.error_code, last.principal) == ("limited", "rate_limited", "alice")
+
+
+def test_the_model_reads_rate_limited_with_the_seconds_to_wait() -> None:
+    gw = gateway(Limit("searches", quota=1, window_seconds=3600))
+    call = {"tool_name": "notes_search", "parameters": SEARCH}
+    assert run_sync(gw.call("invoke_tool", call, ALICE)).ok
+    error = json.loads(render(run_sync(gw.call("invoke_tool", call, ALICE))))["error"]
+    assert (
+        error["code"] == "rate_limited" and error["retry_after_seconds"] == 800
+    )  # 1e6 s is 2,800 s into its hour
+
+
+def test_each_principal_has_its_own_budget_unless_the_limit_is_shared() -> None:
+    own = gateway(Limit("each", quota=1))
+    assert search(own, ALICE).ok and not search(own, ALICE).ok
+    assert search(own, BOB).ok
+    shared = gateway(Limit("everyone", quota=1, per="all"))
+    assert search(shared, ALICE).ok and not search(shared, BOB).ok
+
+
+def test_a_bucket_refills_with_time_and_a_quota_at_its_next_window() -> None:
+    clock = Clock(1_000_000.0)
+    gw = gateway(Limit("bucket", rate=0.5, burst=1, tools=("notes_search",)), clock=clock)
+    assert search(gw).ok and not search(gw).ok
+    clock.now += 1.5
+    refused = search(gw)
+    assert refused.error is not None and refused.error.retry_after_seconds == 1  # 0.5 s left, rounded up
+    clock.now += 0.5
+    assert search(gw).ok
+    day = gateway(Limit("daily", quota=2, window_seconds=86400), clock=clock)
+    assert search(day).ok and search(day).ok and not search(day).ok
+    clock.now = (clock.now // 86400 + 1) * 86400  # midnight UTC
+    assert search(day).ok
+
+
+def test_a_limit_counts_only_the_tools_categories_principals_and_roles_it_names() -> None:
+    gw = gateway(
+        Limit("assistants", quota=1, tools=("notes_s*",), roles=("assistant",)),
+        Limit("bob-creates", quota=1, categories=("notes",), principals=("bob",), tools=("notes_create",)),
+    )
+    assert search(gw, ALICE).ok and not search(gw, ALICE).ok
+    assert search(gw, BOB).ok and search(gw, BOB).ok  # bob holds no assistant role
+    assert search(gw, ALICE, "notes_create").ok and search(gw, ALICE, "notes_create").ok
+    assert search(gw, BOB, "notes_create").ok and not search(gw, BOB, "notes_create").ok
+
+
+def test_a_call_refused_by_one_limit_takes_nothing_from_the_others() -> None:
+    gw = gateway(Limit("wide", quota=2), Limit("narrow", quota=1, tools=("notes_search",)))
+    assert search(gw).ok
+    refused = search(gw)
+    assert refused.error is not None and "'narrow'" in refused.error.message
+    assert search(gw, tool="notes_create").ok  # "wide" still had its second call
+    assert not search(gw, tool="notes_create").ok
+
+
+def test_hidden_tools_and_invalid_arguments_are_answered_before_any_limit_counts() -> None:
+    limiter = Limiter([Limit("one", quota=1)], clock=Clock())
+    gw = Gateway(Catalog(ALL_TOOLS), policy=Policy((Rule("deny", names=("notes_create",)),)), limits=limiter)
+    hidden = search(gw, tool="notes_create")
+    assert hidden.error is not None and hidden.error.code == "unknown_tool"
+    bad = run_sync(gw.invoke("notes_search", {"title": 3}, context=ALICE))
+    assert bad.error is not None and bad.error.code == "invalid_arguments"
+    assert search(gw).ok  # the budget was still whole
+
+
+def test_a_tool_fronted_or_from_an_openapi_entry_is_selected_by_its_source() -> None:
+    from dataclasses import replace
+
+    base = Catalog(ALL_TOOLS).get("notes_search")
+    assert base is not None
+    fronted = replace(base, name="files_find", metadata={"server": "files"})
+    api = replace(base, name="shop_search", metadata={"openapi": "shop", "operation_id": "search"})
+    assert [source_of(d) for d in (base, fronted, api)] == ["builtin", "mcp:files", "openapi:shop"]
+    gw = Gateway(Catalog([fronted, api]), limits=Limiter([Limit("shop", quota=1, sources=("openapi:*",))]))
+    for _ in range(2):
+        assert run_sync(gw.invoke("files_find", SEARCH, context=ALICE)).ok
+    assert run_sync(gw.invoke("shop_search", SEARCH, context=ALICE)).ok
+    assert not run_sync(gw.invoke("shop_search", SEARCH, context=ALICE)).ok
+
+
+def _hammer(limiters: list[Limiter], threads: int, each: int) -> int:
+    """Calls taken from many threads at once, spread over the limiters (replicas); how many passed."""
+    base = Catalog(ALL_TOOLS).get("notes_search")
+    assert base is not None
+    admitted: list[int] = []
+    start = threading.Barrier(threads)
+
+    def work(i: int) -> None:
+        limiter = limiters[i % len(limiters)]
+        start.wait()
+        admitted.append(sum(limiter.take(base, Principal(f"p{i % 3}")) is None for _ in range(each)))
+
+    workers = [threading.Thread(target=work, args=(i,)) for i in range(threads)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    return sum(admitted)
+
+
+def test_many_threads_in_memory_admit_exactly_the_allowance() -> None:
+    limiter = Limiter([Limit("shared", quota=37, per="all"), Limit("bucket", rate=1e-9, burst=50, per="all")])
+    assert _hammer([limiter], threads=12, each=20) == 37
+
+
+@pytest.fixture(scope="module")
+def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    with redis_server(tmp_path_factory.mktemp("redis")) as url:
+        yield url
+
+
+def test_two_replicas_sharing_redis_admit_exactly_the_allowance_under_concurrency(redis_url: str) -> None:
+    limits = [Limit("quota", quota=53, per="all"), Limit("bucket", rate=1e-9, burst=60, per="all")]
+    replicas = [Limiter(limits, RedisBackend(redis_url, prefix=f"t1:{id(limits)}")) for _ in range(2)]
+    try:
+        assert _hammer(replicas, threads=16, each=10) == 53
+        states = {s.limit.name: s.left for s in replicas[1].states([Principal("p0")])}
+        assert states == {"quota": 0, "bucket": 7}
+    finally:
+        for r in replicas:
+            r.close()
+
+
+def test_redis_refills_a_bucket_by_the_gateways_clock(redis_url: str) -> None:
+    clock = Clock()
+    limiter = Limiter([Limit("slow", rate=0.25, burst=1)], RedisBackend(redis_url, prefix="t2"), clock=clock)
+    gw = Gateway(Catalog(ALL_TOOLS), limits=limiter)
+    try:
+        assert search(gw).ok
+        refused = search(gw)
+        assert refused.error is not None and refused.error.retry_after_seconds == 4
+        clock.now += 4
+        assert search(gw).ok
+    finally:
+        limiter.close()
+
+
+@pytest.mark.parametrize("on_error", ["open", "closed"])
+def test_an_unreachable_redis_fails_as_configured_and_says_so_once(
+    on_error: Any, caplog: pytest.LogCaptureFixture, calls: Calls
+) -> None:
+    from .adapters.mcp_server_support import _free_port
+
+    backend = RedisBackend(f"redis://127.0.0.1:{_free_port()}/0")
+    gw = Gateway(Catalog(ALL_TOOLS), limits=Limiter([Limit("any", quota=1)], backend, on_error=on_error))
+    with caplog.at_level(logging.WARNING, logger="gateway"):
+        results = [search(gw) for _ in range(3)]
+    said = [r.getMessage() for r in caplog.records if "rate limits" in r.getMessage()]
+    assert len(said) == 1 and "cannot be reached" in said[0]
+    if on_error == "open":
+        assert all(r.ok for r in results) and len(calls) == 3
+    else:
+        assert [r.error.code if r.error else None for r in results] == ["rate_limited"] * 3 and calls == []
+
+
+def test_limits_in_the_configuration_reach_the_served_gateway(tmp_path: Path) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text(
+        f'data_dir = "{tmp_path / "data"}"\nseed_demo = false\n'
+        '[[limits]]\nname = "creates"\ntools = ["calendar_create_*"]\nquota = 1\nwindow = "hour"\n'
+    )
+    settings = load_settings(config, environ={})
+    with open_gateway(settings) as gw:
+        assert isinstance(gw.limits.backend, MemoryBackend)
+        assert [limit.window_seconds for limit in gw.limits.limits] == [3600.0]
+        ctx = ToolContext(principal=Principal("local"))
+        made = run_sync(
+            gw.invoke("calendar_create_event", {"title": "a", "start": "tomorrow 9am"}, context=ctx)
+        )
+        again = run_sync(
+            gw.invoke("calendar_create_event", {"title": "b", "start": "tomorrow 9am"}, context=ctx)
+        )
+        assert made.ok and again.error is not None and again.error.code == "rate_limited"
+
+
+@pytest.mark.parametrize(
+    ("entry", "says"),
+    [
+        ('name = "x"\nrate = 1\nquota = 5', "exactly one of rate"),
+        ('name = "x"', "exactly one of rate"),
+        ('name = "x"\nquota = 5\nburst = 2', "set rate too"),
+        ('name = "x y"\nquota = 5', "name"),
+    ],
+)
+def test_a_bad_limit_is_a_configuration_error_that_says_why(tmp_path: Path, entry: str, says: str) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text(f"[[limits]]\n{entry}\n")
+    with pytest.raises(ConfigError, match=says):
+        load_settings(config, environ={})
+
+
+def test_two_limits_of_one_name_are_refused(tmp_path: Path) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text('[[limits]]\nname = "x"\nquota = 1\n[[limits]]\nname = "x"\nrate = 1\n')
+    with pytest.raises(ConfigError, match="unique: x"):
+        load_settings(config, environ={})
