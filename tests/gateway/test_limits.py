@@ -252,3 +252,32 @@ def test_two_limits_of_one_name_are_refused(tmp_path: Path) -> None:
     config.write_text('[[limits]]\nname = "x"\nquota = 1\n[[limits]]\nname = "x"\nrate = 1\n')
     with pytest.raises(ConfigError, match="unique: x"):
         load_settings(config, environ={})
+
+
+def test_gateway_limits_prints_what_a_replica_sharing_redis_has_left(
+    tmp_path: Path, redis_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from gateway.cli import main
+
+    config = tmp_path / "config.toml"
+    config.write_text(
+        f'data_dir = "{tmp_path / "data"}"\nseed_demo = false\nprincipal = "alice"\n'
+        f'[limiter]\nstore = "redis"\nredis_url = "{redis_url}"\n'
+        '[[limits]]\nname = "searches"\ntools = ["calendar_list_*"]\nrate = 0.001\nburst = 3\n'
+        '[[limits]]\nname = "all-calls"\nquota = 100\nwindow = "day"\nper = "all"\n'
+    )
+    settings = load_settings(config, environ={})
+    with open_gateway(settings) as gw:
+        ctx = ToolContext(principal=Principal("alice"))
+        for _ in range(2):
+            assert run_sync(gw.invoke("calendar_list_events", {}, context=ctx)).ok
+    assert main(["limits", "--config", str(config), "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [(r["limit"], r["principal"], r["left"]) for r in rows] == [
+        ("searches", "alice", 1),
+        ("all-calls", "*", 98),
+    ]
+    assert main(["limits", "--config", str(config)]) == 0
+    table = capsys.readouterr().out.splitlines()
+    assert table[1].split() == ["searches", "0.001/s,", "burst", "3", "alice", "1", "now"]
+    assert table[2].split() == ["all-calls", "100", "per", "day", "*", "98", "now"]
