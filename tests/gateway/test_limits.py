@@ -281,3 +281,21 @@ def test_gateway_limits_prints_what_a_replica_sharing_redis_has_left(
     table = capsys.readouterr().out.splitlines()
     assert table[1].split() == ["searches", "0.001/s,", "burst", "3", "alice", "1", "now"]
     assert table[2].split() == ["all-calls", "100", "per", "day", "*", "98", "now"]
+
+
+def test_two_gateway_processes_sharing_redis_run_exactly_the_shared_allowance(redis_url: str) -> None:
+    import os
+    import subprocess
+    import sys
+
+    from .limits_replica import SHARED
+
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    command = [sys.executable, "-m", "tests.gateway.limits_replica", redis_url, "t3", "8", "6"]
+    replicas = [
+        subprocess.Popen(command, cwd=root, env=env, stdout=subprocess.PIPE, text=True) for _ in range(2)
+    ]
+    ran = [int(p.communicate(timeout=120)[0]) for p in replicas]
+    assert all(p.returncode == 0 for p in replicas)
+    assert sum(ran) == SHARED[0].capacity == 61  # 96 calls tried, no lost update admits a 62nd
