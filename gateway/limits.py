@@ -65,6 +65,14 @@ class Limit:
             return self.burst or max(1, math.floor(self.rate))
         return self.quota or 0
 
+    @property
+    def allowance(self) -> str:
+        """What passes, in words: '0.5/s, burst 2' or '100 per day'."""
+        if self.rate is not None:
+            return f"{self.rate:g}/s, burst {self.capacity}"
+        named = {60.0: "minute", 3600.0: "hour", 86400.0: "day"}
+        return f"{self.capacity} per {named.get(self.window_seconds, f'{self.window_seconds:g} s')}"
+
     def applies(self, d: ToolDefinition, principal: Principal) -> bool:
         """Whether a call of `d` by `principal` counts against this limit."""
 

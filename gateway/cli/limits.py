@@ -7,18 +7,10 @@ import math
 
 from ..config import Settings
 from ..errors import UserError
-from ..limits import Limit, LimitState, Unreachable, limiter_from
+from ..limits import LimitState, Unreachable, limiter_from
 from ..rendering import shown
 from ..runtime import principal_from
 from .output import dump
-
-
-def allowance(limit: Limit) -> str:
-    """What a limit lets through, in words: '0.5/s, burst 2' or '100 per day'."""
-    if limit.rate is not None:
-        return f"{limit.rate:g}/s, burst {limit.capacity}"
-    names = {60.0: "minute", 3600.0: "hour", 86400.0: "day"}
-    return f"{limit.capacity} per {names.get(limit.window_seconds, f'{limit.window_seconds:g} s')}"
 
 
 def run(settings: Settings, args: argparse.Namespace) -> int:
@@ -40,7 +32,7 @@ def run(settings: Settings, args: argparse.Namespace) -> int:
     print(f"{'limit':<20} {'allowance':<20} {'principal':<16} {'left':>6}  next call")
     for s in states:
         wait = "now" if s.left > 0 else f"in {math.ceil(s.retry_after)} s"
-        row = f"{shown(s.limit.name):<20} {allowance(s.limit):<20} {shown(s.subject):<16} {s.left:>6}  {wait}"
+        row = f"{shown(s.limit.name):<20} {s.limit.allowance:<20} {shown(s.subject):<16} {s.left:>6}  {wait}"
         print(row)
     return 0
 
@@ -49,7 +41,7 @@ def _row(s: LimitState) -> dict[str, object]:
     return {
         "limit": s.limit.name,
         "kind": s.limit.kind,
-        "allowance": allowance(s.limit),
+        "allowance": s.limit.allowance,
         "principal": s.subject,
         "left": s.left,
         "retry_after_seconds": 0 if s.left > 0 else math.ceil(s.retry_after),
