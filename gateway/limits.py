@@ -147,24 +147,37 @@ class Backend(Protocol):
 
 
 class MemoryBackend:
-    """Counts in this process, under one lock."""
+    """Counts in this process, under one lock; budgets back at full are dropped now and then."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, prune_at: int = 4096) -> None:
         self._lock = threading.Lock()
-        self._state: dict[str, tuple[float, float]] = {}
+        self._state: dict[str, tuple[Counter, tuple[float, float]]] = {}
+        self._prune_at = prune_at
 
     def take(self, counters: Sequence[Counter], now: float) -> tuple[int, float]:
         with self._lock:
-            steps = [step(c, self._state.get(c.key), now) for c in counters]
+            steps = [step(c, self._read(c), now) for c in counters]
             refused, wait = _worst(steps)
             if refused < 0:
                 for c, (_, _, x, y) in zip(counters, steps, strict=True):
-                    self._state[c.key] = (x, y)
+                    self._state[c.key] = (c, (x, y))
+                if len(self._state) > self._prune_at:  # one entry per principal and limit: keep it bounded
+                    self._prune(now)
             return refused, wait
 
     def peek(self, counters: Sequence[Counter], now: float) -> list[tuple[float, float]]:
         with self._lock:
-            return [step(c, self._state.get(c.key), now)[:2] for c in counters]
+            return [step(c, self._read(c), now)[:2] for c in counters]
+
+    def _read(self, c: Counter) -> tuple[float, float] | None:
+        found = self._state.get(c.key)
+        return found[1] if found is not None else None
+
+    def _prune(self, now: float) -> None:
+        full = [k for k, (c, state) in self._state.items() if step(c, state, now)[0] >= step(c, None, now)[0]]
+        for key in full:
+            del self._state[key]
+        self._prune_at = max(self._prune_at, 2 * len(self._state))
 
     def close(self) -> None:
         return None

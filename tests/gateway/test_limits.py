@@ -299,3 +299,18 @@ def test_two_gateway_processes_sharing_redis_run_exactly_the_shared_allowance(re
     ran = [int(p.communicate(timeout=120)[0]) for p in replicas]
     assert all(p.returncode == 0 for p in replicas)
     assert sum(ran) == SHARED[0].capacity == 61  # 96 calls tried, no lost update admits a 62nd
+
+
+def test_memory_forgets_budgets_back_at_full_so_many_principals_do_not_grow_it() -> None:
+    clock = Clock()
+    backend = MemoryBackend(prune_at=10)
+    limiter = Limiter([Limit("searches", rate=1, burst=1)], backend, clock=clock)
+    base = Catalog(ALL_TOOLS).get("notes_search")
+    assert base is not None
+    for i in range(10):
+        assert limiter.take(base, Principal(f"p{i}")) is None
+    clock.now += 5  # every bucket is full again
+    assert limiter.take(base, Principal("late")) is None
+    assert limiter.take(base, Principal("late")) is not None  # its own budget is kept
+    assert [s.left for s in limiter.states([Principal("p0"), Principal("late")])] == [1, 0]
+    assert len(backend._state) == 1
