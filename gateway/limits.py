@@ -88,10 +88,11 @@ class Limit:
         )
 
     def counter(self, principal: Principal) -> Counter:
-        subject = principal.id if self.per == "principal" else "*"
+        # The kind is in the key: a limit reconfigured from a bucket to a quota starts afresh.
+        key = f"{self.kind}:{self.name}:{principal.id if self.per == 'principal' else '*'}"
         if self.rate is not None:
-            return Counter(f"{self.name}:{subject}", "bucket", self.rate, float(self.capacity))
-        return Counter(f"{self.name}:{subject}", "quota", float(self.capacity), self.window_seconds)
+            return Counter(key, "bucket", self.rate, float(self.capacity))
+        return Counter(key, "quota", float(self.capacity), self.window_seconds)
 
 
 def source_of(d: ToolDefinition) -> str:
@@ -219,7 +220,7 @@ end
 if refused > 0 then return {refused, string.format('%.17g', wait)} end
 for i, key in ipairs(KEYS) do
   redis.call('HSET', key, 'x', string.format('%.17g', new[i][1]), 'y', string.format('%.17g', new[i][2]))
-  redis.call('EXPIRE', key, new[i][3])
+  redis.call('EXPIRE', key, math.min(new[i][3], 315360000))  -- ten years at most: Redis refuses more
 end
 return {0, '0'}
 """

@@ -314,3 +314,16 @@ def test_memory_forgets_budgets_back_at_full_so_many_principals_do_not_grow_it()
     assert limiter.take(base, Principal("late")) is not None  # its own budget is kept
     assert [s.left for s in limiter.states([Principal("p0"), Principal("late")])] == [1, 0]
     assert len(backend._state) == 1
+
+
+def test_a_bucket_too_slow_to_refill_in_a_lifetime_still_works_in_redis(
+    redis_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    limiter = Limiter([Limit("glacial", rate=1e-17, burst=2)], RedisBackend(redis_url, prefix="t4"))
+    gw = Gateway(Catalog(ALL_TOOLS), limits=limiter)
+    try:
+        with caplog.at_level(logging.WARNING, logger="gateway"):
+            assert [search(gw).ok for _ in range(3)] == [True, True, False]
+        assert [r.getMessage() for r in caplog.records] == []  # the script never failed half-way
+    finally:
+        limiter.close()
