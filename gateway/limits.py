@@ -303,6 +303,7 @@ class Limiter:
         self.clock = clock
         self._threaded = not isinstance(self.backend, MemoryBackend)  # a network round trip
         self._down = False
+        self._said = threading.Lock()  # calls in worker threads: an outage is said once, not once each
 
     async def admit(self, d: ToolDefinition, principal: Principal) -> None:
         """Take one call of `d` by `principal` from every limit it counts against.
@@ -330,12 +331,16 @@ class Limiter:
             self._unreachable(exc)
             return None if self.on_error == "open" else (matched[0], FAIL_CLOSED_RETRY_SECONDS)
         if self._down:
-            self._down = False
-            log.warning("rate limits: the store answers again; limits apply")
+            with self._said:
+                if self._down:
+                    self._down = False
+                    log.warning("rate limits: the store answers again; limits apply")
         return None if index < 0 else (matched[index], wait)
 
     def _unreachable(self, exc: Unreachable) -> None:
-        if not self._down:  # once per outage, not once per call
+        with self._said:
+            if self._down:  # said once per outage, not once per call
+                return
             self._down = True
             effect = "admitted unchecked" if self.on_error == "open" else "refused"
             log.warning(

@@ -327,3 +327,17 @@ def test_a_bucket_too_slow_to_refill_in_a_lifetime_still_works_in_redis(
         assert [r.getMessage() for r in caplog.records] == []  # the script never failed half-way
     finally:
         limiter.close()
+
+
+def test_an_outage_met_by_many_calls_at_once_is_said_once(caplog: pytest.LogCaptureFixture) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    from .adapters.mcp_server_support import _free_port
+
+    limiter = Limiter([Limit("any", quota=1)], RedisBackend(f"redis://127.0.0.1:{_free_port()}/0"))
+    base = Catalog(ALL_TOOLS).get("notes_search")
+    assert base is not None
+    with caplog.at_level(logging.WARNING, logger="gateway"), ThreadPoolExecutor(8) as pool:
+        taken = list(pool.map(lambda i: limiter.take(base, Principal(f"p{i}")), range(32)))
+    assert taken == [None] * 32  # open: admitted unchecked
+    assert sum("cannot be reached" in r.getMessage() for r in caplog.records) == 1
