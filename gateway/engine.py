@@ -1,6 +1,6 @@
 """The gateway: one chokepoint where every call is resolved, validated, checked, confirmed, run and audited.
 
-resolve (policy) -> parse -> validate -> permission -> confirm -> run -> result
+resolve (policy) -> parse -> validate -> permission -> limits -> confirm -> run -> result
 """
 
 from __future__ import annotations
