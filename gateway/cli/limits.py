@@ -10,6 +10,7 @@ from ..errors import UserError
 from ..limits import LimitState, Unreachable, limiter_from
 from ..rendering import shown
 from ..runtime import principal_from
+from .messages import note
 from .output import dump
 
 
@@ -18,6 +19,8 @@ def run(settings: Settings, args: argparse.Namespace) -> int:
     if not settings.limits:
         print("no limits are configured ([[limits]] in the configuration file: docs/limits.md)")
         return 0
+    if settings.limiter.store == "memory":
+        note("limiter.store is 'memory': each process counts its own calls, so this one shows full budgets")
     ids = {settings.principal, *settings.principals, *(t.principal for t in settings.serve.tokens)}
     limiter = limiter_from(settings.limits, settings.limiter)
     try:

@@ -341,3 +341,18 @@ def test_an_outage_met_by_many_calls_at_once_is_said_once(caplog: pytest.LogCapt
         taken = list(pool.map(lambda i: limiter.take(base, Principal(f"p{i}")), range(32)))
     assert taken == [None] * 32  # open: admitted unchecked
     assert sum("cannot be reached" in r.getMessage() for r in caplog.records) == 1
+
+
+def test_gateway_limits_says_when_there_is_nothing_to_show(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from gateway.cli import main
+
+    config = tmp_path / "config.toml"
+    config.write_text(f'data_dir = "{tmp_path}"\n')
+    assert main(["limits", "--config", str(config)]) == 0
+    assert "no limits are configured" in capsys.readouterr().out
+    config.write_text(f'data_dir = "{tmp_path}"\n[[limits]]\nname = "q"\nquota = 5\n')
+    assert main(["limits", "--config", str(config)]) == 0
+    out, err = capsys.readouterr()
+    assert "each process counts its own calls" in err and out.splitlines()[1].split()[-2:] == ["5", "now"]
