@@ -288,7 +288,7 @@ class Gateway:
             audited = canonical
             if d.permission is not None and (reason := d.permission(params, ctx)):
                 raise _CallError(error_info(ToolFailed("permission_denied", reason)), "denied")
-            await self.limits.admit(d, ctx.principal)  # refused: which limit, and when to retry
+            await self.limits.admit(d, ctx.principal, redeeming=confirmation is not None)  # rate_limited
             described = functools.partial(describe_call, d, params, ctx)  # what the approver reads
             decision = await self.gate.check(
                 d, canonical, ctx.principal, confirmation, session=ctx.session_id, describe=described

@@ -19,16 +19,13 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import Any, Literal, Protocol
 
 from .context import Principal
 from .definition import ToolDefinition
 from .errors import UserError
 from .refusal import CallRefused
 from .rendering import rate_limited
-
-if TYPE_CHECKING:
-    from .settings import LimiterSettings, LimitSettings
 
 log = logging.getLogger("gateway")
 
@@ -305,26 +302,31 @@ class Limiter:
         self._down = False
         self._said = threading.Lock()  # calls in worker threads: an outage is said once, not once each
 
-    async def admit(self, d: ToolDefinition, principal: Principal) -> None:
+    async def admit(self, d: ToolDefinition, principal: Principal, *, redeeming: bool = False) -> None:
         """Take one call of `d` by `principal` from every limit it counts against.
+
+        `redeeming`: the call carries a confirmation. A destructive call's was taken when its
+        confirmation was issued, so it is not taken twice; a bogus one is refused by the gate.
 
         Raises:
             CallRefused: a limit has no call left (`rate_limited`: which, and when to retry).
         """
-        if not self.limits:
+        matched = [limit for limit in self.limits if limit.applies(d, principal)]
+        if not matched or (redeeming and d.is_destructive):
             return
         if self._threaded:
-            refusal = await asyncio.to_thread(self.take, d, principal)
+            refusal = await asyncio.to_thread(self._take, matched, principal)
         else:
-            refusal = self.take(d, principal)
+            refusal = self._take(matched, principal)
         if refusal is not None:
             raise CallRefused(rate_limited(refusal[0].name, refusal[1]), "limited")
 
     def take(self, d: ToolDefinition, principal: Principal) -> tuple[Limit, float] | None:
         """None: the call may run (and was counted); else the limit refusing it and seconds to wait."""
         matched = [limit for limit in self.limits if limit.applies(d, principal)]
-        if not matched:
-            return None
+        return self._take(matched, principal) if matched else None
+
+    def _take(self, matched: Sequence[Limit], principal: Principal) -> tuple[Limit, float] | None:
         try:
             index, wait = self.backend.take([limit.counter(principal) for limit in matched], self.clock())
         except Unreachable as exc:
@@ -370,25 +372,3 @@ class Limiter:
 def _may_apply(limit: Limit, principal: Principal) -> bool:
     ids = not limit.principals or any(fnmatchcase(principal.id, g) for g in limit.principals)
     return ids and (not limit.roles or not principal.roles.isdisjoint(limit.roles))
-
-
-def limiter_from(limits: Sequence[LimitSettings], settings: LimiterSettings) -> Limiter:
-    """The limiter `[[limits]]` and `[limiter]` describe; close it with `Limiter.close`."""
-    built = [
-        Limit(
-            name=s.name,
-            rate=s.rate,
-            burst=s.burst,
-            quota=s.quota,
-            window_seconds=s.window_seconds,
-            tools=tuple(s.tools),
-            categories=tuple(s.categories),
-            sources=tuple(s.sources),
-            principals=tuple(s.principals),
-            roles=tuple(s.roles),
-            per=s.per,
-        )
-        for s in limits
-    ]
-    backend = RedisBackend(settings.redis_url) if built and settings.store == "redis" else None
-    return Limiter(built, backend, on_error=settings.on_error)

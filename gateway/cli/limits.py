@@ -7,9 +7,9 @@ import math
 
 from ..config import Settings
 from ..errors import UserError
-from ..limits import LimitState, Unreachable, limiter_from
+from ..limits import LimitState, Unreachable
 from ..rendering import shown
-from ..runtime import principal_from
+from ..runtime import limiter_from, principal_from
 from .messages import note
 from .output import dump
 

@@ -356,3 +356,25 @@ def test_gateway_limits_says_when_there_is_nothing_to_show(
     assert main(["limits", "--config", str(config)]) == 0
     out, err = capsys.readouterr()
     assert "each process counts its own calls" in err and out.splitlines()[1].split()[-2:] == ["5", "now"]
+
+
+def test_a_destructive_call_takes_one_unit_though_it_is_invoked_again_with_its_confirmation(
+    calls: Calls,
+) -> None:
+    gw = gateway(Limit("deletes", quota=1, tools=("notes_delete",)))
+    held = run_sync(gw.invoke("notes_delete", {"note_id": "n1"}, context=ALICE))
+    assert held.status == "confirmation_required" and held.pending is not None
+    assert gw.approve(held.pending.pending_id) is not None
+    done = run_sync(
+        gw.invoke("notes_delete", {"note_id": "n1"}, confirmation=held.pending.pending_id, context=ALICE)
+    )
+    assert done.ok and calls.names() == ["notes_delete"]
+    again = run_sync(gw.invoke("notes_delete", {"note_id": "n2"}, context=ALICE))
+    assert again.error is not None and again.error.code == "rate_limited"
+
+
+def test_a_confirmation_sent_with_a_read_only_call_does_not_spare_it_its_limit() -> None:
+    gw = gateway(Limit("one", quota=1))
+    for expected in (True, False):
+        sent = run_sync(gw.invoke("notes_search", SEARCH, confirmation="made-up", context=ALICE))
+        assert sent.ok is expected
