@@ -43,6 +43,7 @@ Outcome = Literal[
     "failed",
     "approved_by_host",  # a host approved or declined a pending call (`decided_by` says who)
     "denied_by_host",
+    "limited",  # a rate limit or quota refused the call (error_code rate_limited)
     "attempt",  # written before a tool that is not read-only runs (see JsonlAuditLog)
 ]
 

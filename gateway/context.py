@@ -65,6 +65,7 @@ class ErrorInfo:
     next_step: str
     problems: tuple[Problem, ...] = ()
     suggestions: tuple[str, ...] = ()
+    retry_after_seconds: int | None = None  # a limit refused the call: when one may pass
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,6 +1,6 @@
 """The gateway: one chokepoint where every call is resolved, validated, checked, confirmed, run and audited.
 
-resolve (policy) -> parse -> validate -> permission -> confirm -> run -> result
+resolve (policy) -> parse -> validate -> permission -> limits -> confirm -> run -> result
 """
 
 from __future__ import annotations
@@ -35,9 +35,11 @@ from .context import ErrorInfo, PendingConfirmation, Principal, Problem, ToolCon
 from .definition import ToolDefinition
 from .errors import ToolFailed, ToolInputError, UnknownTool
 from .indexes import Indexes
+from .limits import Limiter
 from .meta_tools import build_meta_catalog
 from .names import closest_names
 from .policy import Policy
+from .refusal import CallRefused as _CallError
 from .rendering import (
     error_info,
     invalid_arguments,
@@ -56,15 +58,6 @@ T = TypeVar("T")
 
 DEFAULT_TIMEOUT_SECONDS = 60.0
 MAX_PARAMETER_BYTES = 100_000
-
-
-class _CallError(Exception):
-    """Internal: a model-facing error on its way to a ToolResult."""
-
-    def __init__(self, info: ErrorInfo, outcome: Outcome, decided_by: DecidedBy | None = None) -> None:
-        self.info = info
-        self.outcome = outcome
-        self.decided_by = decided_by
 
 
 def _elapsed_ms(start: float) -> float:
@@ -97,6 +90,7 @@ class Gateway:
         telemetry: where each call is reported, for traces and metrics (None: nowhere).
         dense: rank with the sentence encoder's layer too (None: when the `dense` extra is
             installed; see `SearchIndex`).
+        limits: rate limits and quotas on invocations (None: none; see `Limiter`).
     """
 
     def __init__(
@@ -114,6 +108,7 @@ class Gateway:
         usage: Usage | None = None,
         telemetry: Telemetry | None = None,
         dense: bool | None = False,
+        limits: Limiter | None = None,
     ) -> None:
         self.catalog = catalog
         self.resources: Mapping[type, object] = dict(resources or {})
@@ -126,6 +121,7 @@ class Gateway:
         self.indexes = Indexes(search_cache_dir, dense)
         self.usage = usage
         self.telemetry = telemetry or Telemetry()
+        self.limits = limits or Limiter()
         self.meta = build_meta_catalog(self)
         self._visible: dict[tuple[int, Principal], tuple[ToolDefinition, ...]] = {}
 
@@ -292,6 +288,7 @@ class Gateway:
             audited = canonical
             if d.permission is not None and (reason := d.permission(params, ctx)):
                 raise _CallError(error_info(ToolFailed("permission_denied", reason)), "denied")
+            await self.limits.admit(d, ctx.principal, redeeming=confirmation is not None)  # rate_limited
             described = functools.partial(describe_call, d, params, ctx)  # what the approver reads
             decision = await self.gate.check(
                 d, canonical, ctx.principal, confirmation, session=ctx.session_id, describe=described

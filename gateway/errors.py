@@ -21,6 +21,7 @@ FailureCode = Literal[
     "unavailable",
     "timeout",
     "declined",
+    "rate_limited",
     "internal",
 ]
 
@@ -97,6 +98,14 @@ class Conflict(ToolFailed):
 
     def __init__(self, message: str) -> None:
         super().__init__("conflict", message)
+
+
+class RateLimited(ToolFailed):
+    """An upstream refused the call for its own rate limit (HTTP 429); `retry_after`: its seconds, if it said."""
+
+    def __init__(self, message: str, *, retry_after: float | None = None) -> None:
+        super().__init__("rate_limited", message)
+        self.retry_after = retry_after
 
 
 class PermissionDenied(ToolFailed):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import re
 import unicodedata
 from collections.abc import Sequence
@@ -19,7 +20,7 @@ from pydantic_core import to_jsonable_python
 
 from .context import ErrorInfo, Problem, ToolResult
 from .definition import ToolDefinition
-from .errors import ToolFailed, ToolInputError, UnknownTool
+from .errors import RateLimited, ToolFailed, ToolInputError, UnknownTool
 
 MAX_OUTPUT_CHARS = 60_000
 _MAX_LOC = 80
@@ -41,6 +42,8 @@ _NEXT_STEP = {
     "unavailable": "The service is unavailable; tell the user and try again later.",
     "timeout": "The tool took too long; narrow the request or tell the user it timed out.",
     "declined": "Do not retry; ask the user what to do instead.",
+    "rate_limited": "Wait a while before calling it again, or do something else meanwhile; "
+    "tell the user if the task cannot wait.",
     "internal": "The tool failed unexpectedly; do not retry unchanged, tell the user.",
 }
 
@@ -165,6 +168,8 @@ def error_payload(error: ErrorInfo) -> dict[str, Any]:
         body["problems"] = [{"loc": p.loc, "msg": p.msg} for p in error.problems]
     if error.suggestions:
         body["did_you_mean"] = list(error.suggestions)
+    if error.retry_after_seconds is not None:
+        body["retry_after_seconds"] = error.retry_after_seconds
     body["next_step"] = error.next_step
     return {"error": body}
 
@@ -226,6 +231,9 @@ def error_info(
                 problems,
             )
         return invalid_arguments(d, problems, meta=meta)
+    if isinstance(exc, RateLimited) and exc.retry_after is not None:  # an upstream's own limit
+        seconds, step = _wait(exc.retry_after)
+        return ErrorInfo(exc.code, safe_text(exc.message, 400), step, retry_after_seconds=seconds)
     return ErrorInfo(exc.code, safe_text(exc.message, 400), _NEXT_STEP.get(exc.code, _NEXT_STEP["internal"]))
 
 
@@ -245,6 +253,23 @@ def too_large(d: ToolDefinition, size: int, limit: int) -> ErrorInfo:
     """Arguments past the gateway's size limit."""
     problem = Problem("parameters", f"Too large: {size:,} bytes; the limit is {limit:,}")
     return invalid_arguments(d, (problem,))
+
+
+def _wait(retry_after: float) -> tuple[int, str]:
+    """Whole seconds to wait (at least 1), and the next step that says so."""
+    seconds = max(1, math.ceil(retry_after))
+    step = (
+        f"Wait {seconds} seconds before calling it again, or do something else meanwhile; "
+        "tell the user if the task cannot wait."
+    )
+    return seconds, step
+
+
+def rate_limited(limit: str, retry_after: float) -> ErrorInfo:
+    """A call a rate limit or quota refused: which limit, and the whole seconds until one may pass."""
+    seconds, step = _wait(retry_after)
+    message = f"Not run: the limit '{safe_text(limit, 64)}' allows no more calls of this tool now."
+    return ErrorInfo("rate_limited", message, step, retry_after_seconds=seconds)
 
 
 def unknown_meta_tool(name: str, meta_names: Sequence[str]) -> ErrorInfo:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import gc
 import logging
 import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from datetime import datetime
 from pathlib import Path
@@ -18,10 +18,11 @@ from .context import Principal
 from .engine import Gateway
 from .errors import UserError
 from .files import keep_private, sqlite_files
+from .limits import Limit, Limiter, RedisBackend
 from .policy import Policy, Rule
 from .search.encoder import packages_installed, use_model
 from .search.models import DEFAULT_MODEL, ModelReference
-from .settings import DenseSettings
+from .settings import DenseSettings, LimiterSettings, LimitSettings
 from .stores import close_store, open_store
 from .telemetry.setup import open_telemetry
 from .toolset import ProviderOptions, load_provider
@@ -48,6 +49,28 @@ def principal_from(settings: Settings, principal_id: str | None = None) -> Princ
     pid = principal_id or settings.principal
     entry = settings.principals.get(pid)
     return Principal(id=pid, roles=frozenset(entry.roles if entry else ()), agent=settings.agent)
+
+
+def limiter_from(limits: Sequence[LimitSettings], settings: LimiterSettings) -> Limiter:
+    """The limiter `[[limits]]` and `[limiter]` describe; close it with `Limiter.close`."""
+    built = [
+        Limit(
+            name=s.name,
+            rate=s.rate,
+            burst=s.burst,
+            quota=s.quota,
+            window_seconds=s.window_seconds,
+            tools=tuple(s.tools),
+            categories=tuple(s.categories),
+            sources=tuple(s.sources),
+            principals=tuple(s.principals),
+            roles=tuple(s.roles),
+            per=s.per,
+        )
+        for s in limits
+    ]
+    backend = RedisBackend(settings.redis_url) if built and settings.store == "redis" else None
+    return Limiter(built, backend, on_error=settings.on_error)
 
 
 def open_usage(settings: Settings) -> Usage | None:
@@ -180,6 +203,8 @@ def open_gateway(
             settings.telemetry, pending=lambda: len(gate.pending()), prometheus=prometheus
         )
         closers.append(telemetry.close)  # closed first: its last export still counts pending approvals
+        limiter = limiter_from(settings.limits, settings.limiter)
+        closers.append(limiter.close)
         yield Gateway(
             catalog,
             resources=resources,
@@ -189,6 +214,7 @@ def open_gateway(
             usage=usage,
             telemetry=telemetry,
             dense={"auto": None, "on": True, "off": False}[settings.search.dense.mode],
+            limits=limiter,
         )
     finally:
         for close in reversed(closers):

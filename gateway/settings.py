@@ -2,6 +2,8 @@
 
 Where the values come from (the file, the environment, the command line) is `gateway.config`'s job;
 this module only says what is valid, with a sentence for each thing that is not.
+
+Longer than 400 lines because every section of the file is declared here, so one page reads them all.
 """
 
 from __future__ import annotations
@@ -333,6 +335,49 @@ class OpenApiSettings(_Section):
     max_in_flight: int = Field(4, ge=1, le=64)  # calls at once; more are refused as busy
 
 
+_WINDOWS = {"minute": 60.0, "hour": 3600.0, "day": 86400.0}
+
+
+class LimitSettings(_Section):
+    """One rate limit or quota (`[[limits]]`, docs/limits.md): which calls it counts, and how many pass.
+
+    A call is counted when it matches every selector given (`tools`, `categories`, `sources`) and
+    its principal is one of `principals` and holds one of `roles` (each: any, when empty).
+    """
+
+    name: str = Field(pattern=r"^[A-Za-z0-9_.-]{1,64}$")  # named in the model's error and `gateway limits`
+    tools: list[str] = []  # tool-name globs, e.g. "gmail_send_*"
+    categories: list[str] = []
+    sources: list[str] = []  # "openapi:NAME", "mcp:SERVER", "google-apis", "builtin"; globs allowed
+    principals: list[str] = []
+    roles: list[str] = []
+    per: Literal["principal", "all"] = "principal"  # one budget each, or one shared by every principal
+    rate: float | None = Field(None, gt=0)  # a token bucket: calls per second, refilled continuously
+    burst: int | None = Field(None, ge=1)  # the bucket's size (default: the rate per second, at least 1)
+    quota: int | None = Field(None, ge=1)  # or a quota: this many calls per window
+    window: Literal["minute", "hour", "day"] = "day"  # fixed windows, from midnight UTC
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> LimitSettings:
+        if (self.rate is None) == (self.quota is None):
+            raise ValueError("give exactly one of rate (a token bucket) or quota (calls per window)")
+        if self.burst is not None and self.rate is None:
+            raise ValueError("burst is the size of a token bucket: set rate too")
+        return self
+
+    @property
+    def window_seconds(self) -> float:
+        return _WINDOWS[self.window]
+
+
+class LimiterSettings(_Section):
+    """Where the `[[limits]]` keep their counts (docs/limits.md)."""
+
+    store: Literal["memory", "redis"] = "memory"  # memory: this process; redis: shared by replicas
+    redis_url: str = "redis://127.0.0.1:6379/0"
+    on_error: Literal["open", "closed"] = "open"  # Redis unreachable: admit every call, or refuse it
+
+
 class Settings(_Section):
     """Everything a gateway process is configured with."""
 
@@ -361,6 +406,17 @@ class Settings(_Section):
     google_apis: GoogleApisSettings = GoogleApisSettings()
     openapi: list[OpenApiSettings] = []
     """REST APIs described in OpenAPI, each a catalog of its operations (docs/openapi.md)."""
+    limits: list[LimitSettings] = []
+    """Rate limits and quotas on calls, by principal, tool, category and source (docs/limits.md)."""
+    limiter: LimiterSettings = LimiterSettings()
+
+    @field_validator("limits")
+    @classmethod
+    def _unique_limit_names(cls, value: list[LimitSettings]) -> list[LimitSettings]:
+        names = [limit.name for limit in value]
+        if twice := sorted({n for n in names if names.count(n) > 1}):
+            raise ValueError(f"limit names must be unique: {', '.join(twice)}")
+        return value
 
     @field_validator("timezone")
     @classmethod

@@ -29,7 +29,7 @@ from ..errors import UserError
 from ..rendering import shown
 from ..runtime import open_gateway, principal_from
 from ..stores import resolve_auto_store
-from . import approvals, chat, commands, console, demo, model, openapi, usage
+from . import approvals, chat, commands, console, demo, limits, model, openapi, usage
 from .messages import for_a_person, note, progress_on_stderr
 from .output import print_result
 from .parser import build_parser, settings_from
@@ -70,6 +70,8 @@ def _command(args: argparse.Namespace) -> int:
         return model.run(settings, args)
     if args.command == "console":
         return console.run(settings, args)
+    if args.command == "limits":
+        return limits.run(settings, args)
     if args.command in ("pending", "approve", "deny"):
         if settings.confirmation.store == "memory":
             raise UserError(

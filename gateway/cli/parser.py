@@ -112,6 +112,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     for verb, what in (("approve", "approve a pending call: it runs when redeemed"), ("deny", "decline it")):
         sub.add_parser(verb, parents=[common], help=what).add_argument("pending_id")
+    sub.add_parser(
+        "limits", parents=[common], help="each rate limit and quota, and what is left of it (docs/limits.md)"
+    )
     usage.add_arguments(
         sub.add_parser(
             "usage", parents=[common], help="what the gateway learned from use: stats, export, import, forget"

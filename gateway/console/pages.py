@@ -11,6 +11,7 @@ from starlette.responses import JSONResponse, RedirectResponse, Response, Stream
 from ..confirmation import ApprovalRefused
 from ..discovery import overview
 from ..errors import UserError
+from ..limits import LimitState, Unreachable
 from ..runtime import principal_from
 from . import activity, approvals, catalog, playground
 from .site import Console
@@ -24,6 +25,7 @@ OUTCOMES = (
     "denied_by_host",
     "declined",
     "refused",
+    "limited",
     "denied",
     "invalid",
     "unknown",
@@ -198,7 +200,16 @@ class Pages:
             sources=catalog.sources(self.gw),
             servers=catalog.servers(self.gw, self.settings),
             accepted=request.query_params.get("accepted", ""),
+            limits=self._limits(),
+            on_error=self.gw.limits.on_error,
         )
+
+    def _limits(self) -> list[LimitState] | None:
+        """Each limit's state for the configured principals; None: its store cannot be reached."""
+        try:
+            return self.gw.limits.states(catalog.principals(self.settings))
+        except Unreachable:
+            return None
 
     async def tool(self, request: Request, who: str) -> Response:
         d = self.gw.catalog.get(request.path_params["name"])

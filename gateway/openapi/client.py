@@ -11,7 +11,7 @@
   for less), larger text is cut. JSON answers are returned as data, text as text, binary content by
   its size only.
 - HTTP errors map onto the gateway's codes (404 not_found, 409 conflict, 401/403 permission_denied,
-  400/422 invalid, 429/5xx unavailable, 408/504 timeout) with the server's own message, cleaned, cut
+  400/422 invalid, 429 rate_limited with the server's Retry-After, 5xx unavailable, 408/504 timeout) with the server's own message, cleaned, cut
   and scrubbed of secrets. No URL is ever put in a message (a query API key would be in it).
 """
 
@@ -28,7 +28,7 @@ from urllib.parse import urljoin
 
 import httpx2
 
-from ..errors import FailureCode, ToolFailed
+from ..errors import FailureCode, RateLimited, ToolFailed
 from ..rendering import cut
 from . import deadline, text
 from .auth import Credentials
@@ -53,7 +53,7 @@ _STATUS: dict[int, FailureCode] = {
     413: "invalid",
     415: "invalid",
     422: "invalid",
-    429: "unavailable",
+    429: "rate_limited",
     501: "invalid",
     504: "timeout",
 }
@@ -264,7 +264,11 @@ class Client:
         if status >= 400 or (300 <= status < 400 and status != 304 and op.method not in ("GET", "HEAD")):
             if status < 400:
                 return {"status": status, "location": scrub(text.strip_unsafe(headers.get("location", "")))}
-            raise ToolFailed(_code(status), scrub(self._message(status, headers, body)))
+            message = scrub(self._message(status, headers, body))
+            if status == 429:  # the API's own limit: the model is told when to try again, if it said
+                said = headers.get("retry-after")
+                raise RateLimited(message, retry_after=retry_after(said, 0) if said else None)
+            raise ToolFailed(_code(status), message)
         if 300 <= status < 400:
             return {"status": status, "location": scrub(text.strip_unsafe(headers.get("location", "")))}
         content_type = headers.get("content-type", "").split(";")[0].strip().lower()

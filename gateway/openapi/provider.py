@@ -179,6 +179,7 @@ class OpenApi:
             return await self.lane.run(self.call, op, validated)
 
         metadata = {
+            "openapi": self.settings.name,  # the entry: rate limits select it as a source
             "operation_id": op.operation_id,
             "api": self.client.target.title,
             "http": f"{op.method} {op.path}",

@@ -9,7 +9,7 @@ headers of an `HttpError`, or the transport exception, and raises what comes bac
 - 401 and 403 for credentials or scopes: the operator has to act -> `permission_denied` with a fixed text
   that names `gateway auth google`; a 403 about the item itself (not your calendar) -> `permission_denied`.
 - 429, 403 rate limits, 5xx and transport failures: retried with exponential backoff (`is_retryable`,
-  `backoff`), then `unavailable` ("try later").
+  `backoff`), then `rate_limited` (with Google's Retry-After, if it sent one) or `unavailable` ("try later").
 
 Details (status, reason, Google's message) go to the `services.google` log, never a header or a body
 field that could hold a credential; the model gets short, fixed texts.
@@ -23,7 +23,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from gateway.errors import Conflict, NotFound, ToolFailed, ToolInputError
+from gateway.errors import Conflict, NotFound, RateLimited, ToolFailed, ToolInputError
 
 log = logging.getLogger("services.google")
 
@@ -144,7 +144,9 @@ def http_error(
     if status == 401 or (status == 403 and failure.reason in CREDENTIAL_REASONS):
         return credentials_error(call)
     if (status == 403 and failure.reason in RATE_LIMIT_REASONS) or status == 429:
-        return unavailable(call)
+        # Google's own limit, past every retry: the model is told when to try again, if Google said.
+        message = f"{call.service} is limiting how often this may be called; try again later"
+        return RateLimited(message, retry_after=failure.retry_after)
     if status == 403:
         return ToolFailed("permission_denied", f"{call.service} does not allow this on {call.item}")
     if status >= 500:

@@ -67,3 +67,15 @@ def test_too_large_to_confirm_text(snapshot: SnapshotAssertion) -> None:
     gw = Gateway(Catalog(ALL_TOOLS), gate=ConfirmationGate(max_preview_bytes=256))
     result = run_sync(gw.invoke("notes_delete", {"note_id": "x" * 300}))
     assert render(result) == snapshot
+
+
+def test_rate_limited_text(snapshot: SnapshotAssertion) -> None:
+    from gateway.limits import Limit, Limiter
+
+    limiter = Limiter(
+        [Limit("notes-per-minute", quota=1, window_seconds=60, tools=("notes_*",))], clock=lambda: 90.0
+    )
+    gw = Gateway(Catalog(ALL_TOOLS), limits=limiter)
+    call = {"tool_name": "notes_search", "parameters": {"title": "x"}}
+    assert run_sync(gw.call("invoke_tool", call)).ok
+    assert render(run_sync(gw.call("invoke_tool", call))) == snapshot

@@ -255,3 +255,20 @@ def test_open_telemetry_is_a_no_op_unless_asked_and_the_otlp_endpoint_is_checked
         environ={"GATEWAY_OTLP_ENDPOINT": "http://127.0.0.1:4318"}, config_path=Path("/dev/null")
     )
     assert settings.telemetry.otlp_endpoint == "http://127.0.0.1:4318"
+
+
+def test_a_call_past_a_rate_limit_is_counted_as_limited_and_its_span_says_rate_limited(
+    seen: Observed,
+) -> None:
+    from gateway.limits import Limit, Limiter
+
+    seen.gw.limits = Limiter([Limit("one-search", quota=1, tools=("notes_search",))])
+    for _ in range(2):
+        seen.call("invoke_tool", {"tool_name": "notes_search", "parameters": {"title": "a"}})
+    counts = {dict(k)["gateway.outcome"]: p.value for k, p in seen.points("gateway.calls").items()}
+    assert counts["executed"] == 1 and counts["limited"] == 1
+    limited = [
+        s for s in seen.finished() if s.attributes and s.attributes.get("gateway.outcome") == "limited"
+    ]
+    assert len(limited) == 1 and limited[0].attributes is not None
+    assert limited[0].attributes["error.type"] == "rate_limited"

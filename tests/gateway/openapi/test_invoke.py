@@ -232,6 +232,21 @@ def test_a_long_retry_after_is_not_waited_for(tmp_path: Path, loopback: Loopback
     assert result.error is not None and "Try again in 120 seconds" in result.error.message
 
 
+def test_an_apis_own_429_reaches_the_model_as_rate_limited_with_its_retry_after(
+    tmp_path: Path, loopback: Loopback
+) -> None:
+    gw, _, _ = gateway_for(tmp_path, loopback, safe=["createItem"])
+    loopback.answer(lambda seen: (429, {"Retry-After": "90"}, {"message": "slow down"}))
+    limited = call(gw, "shop_create_item", {"name": "x"})  # a write: never retried
+    assert limited.error is not None and limited.error.code == "rate_limited"
+    assert limited.error.retry_after_seconds == 90 and "Wait 90 seconds" in limited.error.next_step
+    assert "slow down" in limited.error.message
+    loopback.answer(lambda seen: (429, {}, {}))
+    unsaid = call(gw, "shop_create_item", {"name": "x"})
+    assert unsaid.error is not None and unsaid.error.code == "rate_limited"
+    assert unsaid.error.retry_after_seconds is None
+
+
 def test_answers_are_capped_and_text_is_returned_as_text(tmp_path: Path, loopback: Loopback) -> None:
     gw, _, _ = gateway_for(tmp_path, loopback, max_response_bytes=1000)
     loopback.answer(lambda seen: (200, {}, {"rows": ["x" * 50] * 100}))

@@ -85,6 +85,17 @@ def test_a_5xx_on_a_get_is_retried_until_it_gives_up_with_try_later(google: Goog
     assert google.sleeps == [1.0, 2.0, 4.0, 8.0] and google.pending() == 0
 
 
+def test_a_429_past_every_retry_reaches_the_model_as_rate_limited_with_googles_retry_after(
+    google: Google,
+) -> None:
+    for _ in range(5):
+        google.reply({"error": {"code": 429, "message": "quota"}}, status=429, headers={"retry-after": "20"})
+    with pytest.raises(ToolFailed) as failed:
+        get_event(google)
+    assert failed.value.code == "rate_limited" and getattr(failed.value, "retry_after", None) == 20.0
+    assert google.sleeps == [20.0] * 4 and google.pending() == 0
+
+
 def test_a_5xx_on_a_post_is_not_repeated_and_says_the_outcome_is_unknown(google: Google) -> None:
     google.fail(500, "backendError")
     with pytest.raises(ToolFailed) as failed:

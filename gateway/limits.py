@@ -1,0 +1,374 @@
+"""Rate limits and quotas on invocations: which limits a call counts against, and whether it may run.
+
+A limit is a token bucket (`rate` calls a second, up to `burst` at once) or a quota (`quota` calls a
+fixed window: a minute, an hour, a UTC day), over the calls it selects by tool-name glob, category,
+source, principal and role; each principal has its own budget, or all share one (`per`).
+
+A call takes one unit from every limit it matches, or from none: the check and the taking are one
+step (under a lock in memory; one Lua script in Redis, so replicas sharing a Redis never admit more
+than a limit allows). The clock is the gateway's, passed to Redis, so tests can move it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
+from typing import Any, Literal, Protocol
+
+from .context import Principal
+from .definition import ToolDefinition
+from .errors import UserError
+from .refusal import CallRefused
+from .rendering import rate_limited
+
+log = logging.getLogger("gateway")
+
+FAIL_CLOSED_RETRY_SECONDS = 30.0
+"""When the limits' store cannot be reached and `on_error = "closed"`: the wait the model is told."""
+
+Kind = Literal["bucket", "quota"]
+
+
+@dataclass(frozen=True)
+class Limit:
+    """One limit: what it counts (every selector given must match; empty: any) and how much passes."""
+
+    name: str
+    rate: float | None = None  # bucket: calls per second
+    burst: int | None = None  # bucket: its size (default: the rate, at least 1)
+    quota: int | None = None  # quota: calls per window
+    window_seconds: float = 86400.0
+    tools: tuple[str, ...] = ()
+    categories: tuple[str, ...] = ()
+    sources: tuple[str, ...] = ()
+    principals: tuple[str, ...] = ()
+    roles: tuple[str, ...] = ()
+    per: Literal["principal", "all"] = "principal"
+
+    @property
+    def kind(self) -> Kind:
+        return "bucket" if self.rate is not None else "quota"
+
+    @property
+    def capacity(self) -> int:
+        """The most calls that can pass at once: the bucket's size, or the quota."""
+        if self.rate is not None:
+            return self.burst or max(1, math.floor(self.rate))
+        return self.quota or 0
+
+    @property
+    def allowance(self) -> str:
+        """What passes, in words: '0.5/s, burst 2' or '100 per day'."""
+        if self.rate is not None:
+            return f"{self.rate:g}/s, burst {self.capacity}"
+        named = {60.0: "minute", 3600.0: "hour", 86400.0: "day"}
+        return f"{self.capacity} per {named.get(self.window_seconds, f'{self.window_seconds:g} s')}"
+
+    def applies(self, d: ToolDefinition, principal: Principal) -> bool:
+        """Whether a call of `d` by `principal` counts against this limit."""
+
+        def matches(value: str, globs: tuple[str, ...]) -> bool:
+            return not globs or any(fnmatchcase(value, g) for g in globs)
+
+        return (
+            matches(d.name, self.tools)
+            and matches(d.category, self.categories)
+            and matches(source_of(d), self.sources)
+            and matches(principal.id, self.principals)
+            and (not self.roles or not principal.roles.isdisjoint(self.roles))
+        )
+
+    def counter(self, principal: Principal) -> Counter:
+        # The kind is in the key: a limit reconfigured from a bucket to a quota starts afresh.
+        key = f"{self.kind}:{self.name}:{principal.id if self.per == 'principal' else '*'}"
+        if self.rate is not None:
+            return Counter(key, "bucket", self.rate, float(self.capacity))
+        return Counter(key, "quota", float(self.capacity), self.window_seconds)
+
+
+def source_of(d: ToolDefinition) -> str:
+    """Where a tool comes from, as `sources` names it: openapi:NAME, mcp:SERVER, google-apis or builtin."""
+    if "server" in d.metadata:
+        return f"mcp:{d.metadata['server']}"
+    if "openapi" in d.metadata:
+        return f"openapi:{d.metadata['openapi']}"
+    if "method_id" in d.metadata:
+        return "google-apis"
+    return "builtin"
+
+
+@dataclass(frozen=True)
+class Counter:
+    """One budget in the store: a bucket (a = rate, b = size) or a quota (a = calls, b = window seconds)."""
+
+    key: str
+    kind: Kind
+    a: float
+    b: float
+
+
+def step(c: Counter, state: tuple[float, float] | None, now: float) -> tuple[float, float, float, float]:
+    """One counter's state (x, y) at `now`: (calls left, seconds until one more, next x, next y).
+
+    A bucket's state is (tokens, when counted); a quota's is (calls used, its window's start).
+    """
+    if c.kind == "bucket":
+        tokens = c.b if state is None else min(c.b, state[0] + max(0.0, now - state[1]) * c.a)
+        return tokens, max(0.0, (1 - tokens) / c.a), tokens - 1, now
+    start = math.floor(now / c.b) * c.b
+    used = state[0] if state is not None and state[1] == start else 0.0
+    return c.a - used, start + c.b - now, used + 1, start
+
+
+class Unreachable(Exception):
+    """The limits' store did not answer (Redis down): the limiter fails open or closed."""
+
+
+class Backend(Protocol):
+    """Where counts live. `take` checks and takes every counter as one step."""
+
+    def take(self, counters: Sequence[Counter], now: float) -> tuple[int, float]:
+        """(-1, 0): every counter had a call left and gave it; else (the index refusing, seconds to wait)."""
+        ...
+
+    def peek(self, counters: Sequence[Counter], now: float) -> list[tuple[float, float]]:
+        """Each counter's calls left and seconds until one more, taking nothing."""
+        ...
+
+    def close(self) -> None: ...
+
+
+class MemoryBackend:
+    """Counts in this process, under one lock; budgets back at full are dropped now and then."""
+
+    def __init__(self, *, prune_at: int = 4096) -> None:
+        self._lock = threading.Lock()
+        self._state: dict[str, tuple[Counter, tuple[float, float]]] = {}
+        self._prune_at = prune_at
+
+    def take(self, counters: Sequence[Counter], now: float) -> tuple[int, float]:
+        with self._lock:
+            steps = [step(c, self._read(c), now) for c in counters]
+            refused, wait = _worst(steps)
+            if refused < 0:
+                for c, (_, _, x, y) in zip(counters, steps, strict=True):
+                    self._state[c.key] = (c, (x, y))
+                if len(self._state) > self._prune_at:  # one entry per principal and limit: keep it bounded
+                    self._prune(now)
+            return refused, wait
+
+    def peek(self, counters: Sequence[Counter], now: float) -> list[tuple[float, float]]:
+        with self._lock:
+            return [step(c, self._read(c), now)[:2] for c in counters]
+
+    def _read(self, c: Counter) -> tuple[float, float] | None:
+        found = self._state.get(c.key)
+        return found[1] if found is not None else None
+
+    def _prune(self, now: float) -> None:
+        full = [k for k, (c, state) in self._state.items() if step(c, state, now)[0] >= step(c, None, now)[0]]
+        for key in full:
+            del self._state[key]
+        self._prune_at = max(self._prune_at, 2 * len(self._state))
+
+    def close(self) -> None:
+        return None
+
+
+def _worst(steps: Sequence[tuple[float, float, float, float]]) -> tuple[int, float]:
+    refused, wait = -1, 0.0
+    for i, (left, until, _, _) in enumerate(steps):
+        if left < 1 and (refused < 0 or until > wait):
+            refused, wait = i, until
+    return refused, wait
+
+
+# KEYS: a hash per counter (x, y). ARGV[1]: now; then per counter: kind, a, b. Mirrors `step`.
+# Returns {index refusing (1-based; 0: none), seconds to wait}; takes from all or none.
+_TAKE = """
+local now = tonumber(ARGV[1])
+local new = {}
+local refused, wait = 0, 0
+for i, key in ipairs(KEYS) do
+  local kind, a, b = ARGV[3 * i - 1], tonumber(ARGV[3 * i]), tonumber(ARGV[3 * i + 1])
+  local s = redis.call('HMGET', key, 'x', 'y')
+  local x, y = tonumber(s[1]), tonumber(s[2])
+  local left, untl
+  if kind == 'bucket' then
+    left = b
+    if x and y then left = math.min(b, x + math.max(0, now - y) * a) end
+    untl = math.max(0, (1 - left) / a)
+    new[i] = {left - 1, now, math.ceil(b / a) + 1}
+  else
+    local start = math.floor(now / b) * b
+    local used = 0
+    if x and y == start then used = x end
+    left, untl = a - used, start + b - now
+    new[i] = {used + 1, start, math.ceil(start + b - now) + 1}
+  end
+  if left < 1 and (refused == 0 or untl > wait) then refused, wait = i, untl end
+end
+if refused > 0 then return {refused, string.format('%.17g', wait)} end
+for i, key in ipairs(KEYS) do
+  redis.call('HSET', key, 'x', string.format('%.17g', new[i][1]), 'y', string.format('%.17g', new[i][2]))
+  redis.call('EXPIRE', key, math.min(new[i][3], 315360000))  -- ten years at most: Redis refuses more
+end
+return {0, '0'}
+"""
+
+
+class RedisBackend:
+    """Counts in Redis, shared by replicas (the `redis` extra): one hash per counter, expired by Redis."""
+
+    def __init__(self, url: str, *, prefix: str = "gateway:limit") -> None:
+        try:
+            import redis
+        except ImportError:
+            raise UserError(
+                "limiter.store = 'redis' needs the redis client: pip install 'metatool-gateway[redis]'"
+            ) from None
+        self._errors: tuple[type[BaseException], ...] = (redis.RedisError, OSError)
+        self._redis: Any = redis.Redis.from_url(url, decode_responses=True, socket_timeout=2.0)
+        self._prefix = prefix
+        self._take: Any = self._redis.register_script(_TAKE)
+
+    def take(self, counters: Sequence[Counter], now: float) -> tuple[int, float]:
+        args: list[object] = [repr(now)]
+        for c in counters:
+            args += [c.kind, repr(c.a), repr(c.b)]
+        try:
+            index, wait = self._take(keys=[f"{self._prefix}:{c.key}" for c in counters], args=args)
+        except self._errors as exc:
+            raise Unreachable(str(exc)) from None
+        return int(index) - 1, float(wait)
+
+    def peek(self, counters: Sequence[Counter], now: float) -> list[tuple[float, float]]:
+        try:
+            pipe = self._redis.pipeline(transaction=False)
+            for c in counters:
+                pipe.hmget(f"{self._prefix}:{c.key}", ["x", "y"])
+            rows: list[list[str | None]] = pipe.execute() if counters else []
+        except self._errors as exc:
+            raise Unreachable(str(exc)) from None
+        out = []
+        for c, (x, y) in zip(counters, rows, strict=True):
+            read = (float(x), float(y)) if x is not None and y is not None else None
+            out.append(step(c, read, now)[:2])
+        return out
+
+    def close(self) -> None:
+        self._redis.close()
+
+
+@dataclass(frozen=True)
+class LimitState:
+    """One limit's budget for one subject (a principal, or `*` when shared), as `gateway limits` prints it."""
+
+    limit: Limit
+    subject: str
+    left: int
+    retry_after: float  # seconds until one more call passes (0: one passes now)
+
+
+class Limiter:
+    """Checks each invocation against the configured limits (none: every call passes).
+
+    Args:
+        limits: the limits, in configuration order.
+        backend: where counts live (default: this process's memory).
+        on_error: when the backend cannot be reached, admit every call ("open") or refuse it ("closed").
+        clock: seconds since the epoch.
+    """
+
+    def __init__(
+        self,
+        limits: Sequence[Limit] = (),
+        backend: Backend | None = None,
+        *,
+        on_error: Literal["open", "closed"] = "open",
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.limits = tuple(limits)
+        self.backend: Backend = backend or MemoryBackend()
+        self.on_error = on_error
+        self.clock = clock
+        self._threaded = not isinstance(self.backend, MemoryBackend)  # a network round trip
+        self._down = False
+        self._said = threading.Lock()  # calls in worker threads: an outage is said once, not once each
+
+    async def admit(self, d: ToolDefinition, principal: Principal, *, redeeming: bool = False) -> None:
+        """Take one call of `d` by `principal` from every limit it counts against.
+
+        `redeeming`: the call carries a confirmation. A destructive call's was taken when its
+        confirmation was issued, so it is not taken twice; a bogus one is refused by the gate.
+
+        Raises:
+            CallRefused: a limit has no call left (`rate_limited`: which, and when to retry).
+        """
+        matched = [limit for limit in self.limits if limit.applies(d, principal)]
+        if not matched or (redeeming and d.is_destructive):
+            return
+        if self._threaded:
+            refusal = await asyncio.to_thread(self._take, matched, principal)
+        else:
+            refusal = self._take(matched, principal)
+        if refusal is not None:
+            raise CallRefused(rate_limited(refusal[0].name, refusal[1]), "limited")
+
+    def take(self, d: ToolDefinition, principal: Principal) -> tuple[Limit, float] | None:
+        """None: the call may run (and was counted); else the limit refusing it and seconds to wait."""
+        matched = [limit for limit in self.limits if limit.applies(d, principal)]
+        return self._take(matched, principal) if matched else None
+
+    def _take(self, matched: Sequence[Limit], principal: Principal) -> tuple[Limit, float] | None:
+        try:
+            index, wait = self.backend.take([limit.counter(principal) for limit in matched], self.clock())
+        except Unreachable as exc:
+            self._unreachable(exc)
+            return None if self.on_error == "open" else (matched[0], FAIL_CLOSED_RETRY_SECONDS)
+        if self._down:
+            with self._said:
+                if self._down:
+                    self._down = False
+                    log.warning("rate limits: the store answers again; limits apply")
+        return None if index < 0 else (matched[index], wait)
+
+    def _unreachable(self, exc: Unreachable) -> None:
+        with self._said:
+            if self._down:  # said once per outage, not once per call
+                return
+            self._down = True
+            effect = "admitted unchecked" if self.on_error == "open" else "refused"
+            log.warning(
+                "rate limits: the store cannot be reached (%s); calls are %s until it answers", exc, effect
+            )
+
+    def states(self, principals: Sequence[Principal]) -> list[LimitState]:
+        """Each limit's budget for each of `principals` it applies to (once, for a shared limit).
+
+        Raises:
+            Unreachable: the store did not answer.
+        """
+        pairs: list[tuple[Limit, Principal]] = []
+        for limit in self.limits:
+            applies = [p for p in principals if _may_apply(limit, p)]
+            pairs += [(limit, p) for p in (applies[:1] if limit.per == "all" else applies)]
+        found = self.backend.peek([limit.counter(p) for limit, p in pairs], self.clock())
+        return [
+            LimitState(limit, p.id if limit.per == "principal" else "*", max(0, math.floor(left)), until)
+            for (limit, p), (left, until) in zip(pairs, found, strict=True)
+        ]
+
+    def close(self) -> None:
+        self.backend.close()
+
+
+def _may_apply(limit: Limit, principal: Principal) -> bool:
+    ids = not limit.principals or any(fnmatchcase(principal.id, g) for g in limit.principals)
+    return ids and (not limit.roles or not principal.roles.isdisjoint(limit.roles))
