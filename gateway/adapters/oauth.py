@@ -31,7 +31,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..errors import UserError
 from ..rendering import safe_text
-from ..settings import OAuthSettings, https_or_loopback
+from ..serve_settings import OAuthSettings, https_or_loopback
 
 log = logging.getLogger("gateway.oauth")
 
