@@ -43,6 +43,7 @@ Outcome = Literal[
     "failed",
     "approved_by_host",  # a host approved or declined a pending call (`decided_by` says who)
     "denied_by_host",
+    "cancelled",  # stopped while it ran: the client cancelled it, or the server stopped
     "attempt",  # written before a tool that is not read-only runs (see JsonlAuditLog)
 ]
 

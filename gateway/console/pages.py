@@ -27,6 +27,7 @@ OUTCOMES = (
     "denied",
     "invalid",
     "unknown",
+    "cancelled",
     "interrupted",
 )
 
