@@ -9,9 +9,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import anyio
+import httpx2 as httpx
 import mcp_types as types
+from mcp import Client
 
-from .mcp_server_support import audit_outcomes, http_client, http_server, text_of
+from .mcp_server_support import audit_outcomes, http_client, http_server, stdio_server, text_of
 
 WAIT = {"tool_name": "slow_wait", "parameters": {}}
 RELEASE = {"tool_name": "slow_release", "parameters": {}}
@@ -77,4 +79,75 @@ def test_a_cancelled_call_stops_its_tool_and_the_audit_log_says_cancelled(tmp_pa
     with http_server(_config(tmp_path)) as server:
         anyio.run(scenario, server.url)
     assert text_of(reports[0]) == {"cancelled": True, "finished": False}, text_of(reports[0])
+    assert audit_outcomes(tmp_path, "slow_wait") == ["cancelled"]
+
+
+def test_a_cancel_from_another_caller_stops_nothing(tmp_path: Path) -> None:
+    config = _config(tmp_path)
+    config.write_text(
+        config.read_text()
+        + '\n[[serve.tokens]]\nprincipal = "alice"\nenv = "ALICE_TOKEN"\n'
+        + '\n[[serve.tokens]]\nprincipal = "mallory"\nenv = "MALLORY_TOKEN"\n'
+    )
+    tokens = {"ALICE_TOKEN": "alice-" + "a" * 32, "MALLORY_TOKEN": "mallory-" + "m" * 32}
+    result: list[types.CallToolResult] = []
+    statuses: list[int] = []
+
+    async def scenario(url: str) -> None:
+        running = anyio.Event()
+
+        async def on_progress(value: float, total: float | None, message: str | None) -> None:
+            running.set()
+
+        async with http_client(url, tokens["ALICE_TOKEN"]) as alice, anyio.create_task_group() as tg:
+
+            async def wait() -> None:
+                result.append(await alice.call_tool("invoke_tool", WAIT, progress_callback=on_progress))
+
+            tg.start_soon(wait)
+            with anyio.fail_after(30):
+                await running.wait()
+            headers = {
+                "Authorization": f"Bearer {tokens['MALLORY_TOKEN']}",
+                "Accept": "application/json, text/event-stream",
+                "MCP-Protocol-Version": "2025-11-25",
+            }
+            async with httpx.AsyncClient(headers=headers, timeout=30) as mallory:
+                for request_id in [*range(10), *(str(i) for i in range(10))]:
+                    cancel = {"requestId": request_id, "reason": "mine now"}
+                    body = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": cancel}
+                    statuses.append((await mallory.post(url, json=body)).status_code)
+            await alice.call_tool("invoke_tool", RELEASE)
+
+    with http_server(config, env=tokens) as server:
+        anyio.run(scenario, server.url)
+    assert set(statuses) == {202}
+    assert text_of(result[0]) == {"released": True}
+    assert audit_outcomes(tmp_path, "slow_wait") == ["executed"]
+
+
+def test_over_stdio_a_cancelled_call_stops_its_tool_and_is_audited_cancelled(tmp_path: Path) -> None:
+    reports: list[types.CallToolResult] = []
+
+    async def scenario() -> None:
+        running = anyio.Event()
+
+        async def on_progress(value: float, total: float | None, message: str | None) -> None:
+            running.set()
+
+        async with Client(stdio_server(_config(tmp_path))) as client, anyio.create_task_group() as tg:
+            call = anyio.CancelScope()
+
+            async def wait() -> None:
+                with call:
+                    await client.call_tool("invoke_tool", WAIT, progress_callback=on_progress)
+
+            tg.start_soon(wait)
+            with anyio.fail_after(30):
+                await running.wait()
+            call.cancel()
+            reports.append(await client.call_tool("invoke_tool", REPORT))
+
+    anyio.run(scenario)
+    assert text_of(reports[0]) == {"cancelled": True, "finished": False}
     assert audit_outcomes(tmp_path, "slow_wait") == ["cancelled"]
