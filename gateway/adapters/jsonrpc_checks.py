@@ -13,7 +13,6 @@ message is checked here first, before the SDK sees it:
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
 from contextlib import asynccontextmanager
@@ -21,6 +20,7 @@ from typing import Any
 
 import anyio
 import mcp_types as types
+import pydantic_core
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 from mcp_types.version import SUPPORTED_PROTOCOL_VERSIONS
@@ -45,7 +45,7 @@ def _usable_id(value: Any) -> bool:
 def check(raw: str | bytes) -> types.JSONRPCError | None:
     """The error `raw` deserves as a JSON-RPC message, or None when it is a well-formed one."""
     try:
-        message = json.loads(raw)
+        message = pydantic_core.from_json(raw)  # as the SDK parses: bounded nesting, no RecursionError
     except ValueError:
         return _error(PARSE_ERROR, "Parse error: the message is not JSON")
     if isinstance(message, list):
@@ -120,7 +120,7 @@ class JsonRpcGuard:
         if error is not None:
             await _answer(send, error)
             return
-        message = json.loads(body)
+        message = pydantic_core.from_json(body)
         params = message.get("params")
         params = params if isinstance(params, dict) else {}
         cancelled = message.get("method") == "notifications/cancelled" and params.get("requestId")
@@ -154,7 +154,7 @@ def _unsupported_version(scope: Scope, body: bytes) -> types.JSONRPCError | None
     )
     if given is None or given in SUPPORTED_PROTOCOL_VERSIONS:
         return None
-    request_id = json.loads(body).get("id")
+    request_id = pydantic_core.from_json(body).get("id")
     supported = ", ".join(SUPPORTED_PROTOCOL_VERSIONS)
     return _error(
         INVALID_REQUEST,

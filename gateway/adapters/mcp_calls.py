@@ -83,6 +83,7 @@ async def with_progress(
     if report is None:
         return await work()
     done: list[T] = []
+    failed: list[Exception] = []
 
     async def beat() -> None:
         elapsed = 0
@@ -93,6 +94,11 @@ async def with_progress(
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(beat)
-        done.append(await work())
+        try:
+            done.append(await work())
+        except Exception as exc:  # raised as it is below, not wrapped in a task group's ExceptionGroup
+            failed.append(exc)
         tg.cancel_scope.cancel()
+    if failed:
+        raise failed[0]
     return done[0]

@@ -8,7 +8,6 @@ routes (`/metrics`) and the console (`/console`), all behind one Host and Origin
 from __future__ import annotations
 
 import contextlib
-import functools
 import logging
 import socket
 import sys
@@ -20,7 +19,11 @@ from mcp.server.auth.middleware.bearer_auth import RequireAuthMiddleware
 from mcp.server.auth.provider import TokenVerifier
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
-from mcp.server.transport_security import TransportSecuritySettings
+from mcp.server.transport_security import (
+    DEFAULT_MAX_REQUEST_BODY_SIZE,
+    RequestBodyLimitMiddleware,
+    TransportSecuritySettings,
+)
 from starlette.routing import Mount, Route
 
 from ..config import Settings
@@ -114,12 +117,13 @@ def _check_messages(app: Any, server: Server[Any], path: str, security: Transpor
         app=server, json_response=False, stateless=True, security_settings=security
     )
     running = running_calls(server)
-    guard = functools.partial(
-        JsonRpcGuard,
-        path=path,
-        streaming=StreamableHTTPASGIApp(streaming),
-        cancel=running.cancel if running is not None else None,
-    )
+    cancel = running.cancel if running is not None else None
+
+    def guard(endpoint: Any) -> Any:
+        checked = JsonRpcGuard(endpoint, path, streaming=StreamableHTTPASGIApp(streaming), cancel=cancel)
+        # The guard reads the whole body, so the SDK's own size limit comes first (413).
+        return RequestBodyLimitMiddleware(checked, DEFAULT_MAX_REQUEST_BODY_SIZE)
+
     for route in app.router.routes:
         if isinstance(route, Route) and route.path == path:
             endpoint = route.app

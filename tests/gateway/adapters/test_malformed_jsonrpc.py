@@ -38,6 +38,7 @@ MALFORMED: list[tuple[str, int, Any]] = [
     ('{"jsonrpc": "2.0", "id": 7}', -32600, 7),
     ('{"jsonrpc": "1.0", "id": 8, "method": "ping"}', -32600, 8),
     ("42", -32600, None),
+    ("[" * 100_000, -32700, None),
 ]
 
 
@@ -71,6 +72,8 @@ def test_over_http_each_malformed_body_is_answered_400_with_its_json_rpc_error(t
             answer = response.json()
             assert (answer["error"]["code"], answer["id"]) == (code, request_id), body
             assert "validation" not in answer["error"]["message"].lower()
+        too_large = httpx.post(server.url, content=b" " * (5 << 20), headers=HEADERS, timeout=30)
+        assert too_large.status_code == 413
 
 
 def test_an_unsupported_protocol_version_header_is_refused_by_name(tmp_path: Path) -> None:

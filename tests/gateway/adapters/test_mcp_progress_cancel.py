@@ -11,7 +11,11 @@ from pathlib import Path
 import anyio
 import httpx2 as httpx
 import mcp_types as types
+import pytest
 from mcp import Client
+from mcp.shared.exceptions import MCPError
+
+from gateway.adapters.mcp_calls import with_progress
 
 from .mcp_server_support import audit_outcomes, http_client, http_server, stdio_server, text_of
 
@@ -151,3 +155,17 @@ def test_over_stdio_a_cancelled_call_stops_its_tool_and_is_audited_cancelled(tmp
     anyio.run(scenario)
     assert text_of(reports[0]) == {"cancelled": True, "finished": False}
     assert audit_outcomes(tmp_path, "slow_wait") == ["cancelled"]
+
+
+def test_a_failing_call_with_progress_raises_its_own_error_not_a_group() -> None:
+    async def fail() -> None:
+        raise MCPError(-32602, "Invalid params")
+
+    async def report(progress: float, message: str) -> None:
+        raise AssertionError("no progress is due before a second")
+
+    async def scenario() -> None:
+        with pytest.raises(MCPError):
+            await with_progress(fail, report)
+
+    anyio.run(scenario)
