@@ -68,6 +68,16 @@ def check(raw: str | bytes) -> types.JSONRPCError | None:
     return None
 
 
+def _is_response(raw: str) -> bool:
+    try:
+        message = pydantic_core.from_json(raw)
+    except ValueError:
+        return False
+    return (
+        isinstance(message, dict) and "method" not in message and ("result" in message or "error" in message)
+    )
+
+
 def _body(error: types.JSONRPCError) -> bytes:
     return error.model_dump_json(by_alias=True, exclude_unset=True).encode()
 
@@ -191,7 +201,7 @@ async def checked_stdio() -> AsyncIterator[tuple[Any, Any]]:
             error = check(line)
             if error is None:
                 yield line
-            elif answers:
+            elif answers and not _is_response(line):  # a response is never answered, even a broken one
                 await answers[0].send(SessionMessage(error))
 
     try:

@@ -57,7 +57,9 @@ def _stdio_answers(config: Path, lines: list[str]) -> list[dict[str, Any]]:
 
 def test_over_stdio_each_malformed_line_is_answered_and_the_server_keeps_serving(tmp_path: Path) -> None:
     config = write_config(tmp_path)
-    answers = _stdio_answers(config, [line for line, _, _ in MALFORMED] + [json.dumps(INITIALIZE)])
+    broken_response = '{"jsonrpc": "2.0", "id": null, "result": {}}'  # never answered
+    lines = [line for line, _, _ in MALFORMED] + [broken_response, json.dumps(INITIALIZE)]
+    answers = _stdio_answers(config, lines)
     errors = [(a["error"]["code"], a["id"]) for a in answers if "error" in a]
     assert errors == [(code, request_id) for _, code, request_id in MALFORMED]
     assert answers[-1]["id"] == "init" and "result" in answers[-1]
