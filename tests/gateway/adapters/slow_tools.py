@@ -24,6 +24,7 @@ class NoParams(BaseModel):
 
 @dataclass
 class _State:
+    started: anyio.Event = field(default_factory=anyio.Event)
     release: anyio.Event = field(default_factory=anyio.Event)
     cancelled: anyio.Event = field(default_factory=anyio.Event)
     finished: bool = False
@@ -42,6 +43,7 @@ def _state() -> _State:
 async def slow_wait(params: NoParams) -> dict[str, Any]:
     """Wait until released."""
     state = _state()
+    state.started.set()
     try:
         await state.release.wait()
     except anyio.get_cancelled_exc_class():
@@ -59,6 +61,14 @@ async def slow_release(params: NoParams) -> dict[str, Any]:
 
 
 @tool(category="slow", action="read", read_only=True)
+async def slow_started(params: NoParams) -> dict[str, Any]:
+    """Wait until the waiting call is running."""
+    with anyio.fail_after(WAIT_SECONDS):
+        await _state().started.wait()
+    return {"started": True}
+
+
+@tool(category="slow", action="read", read_only=True)
 async def slow_report(params: NoParams) -> dict[str, Any]:
     """Wait until the waiting call has seen its cancellation; say whether it ever finished."""
     state = _state()
@@ -70,4 +80,4 @@ async def slow_report(params: NoParams) -> dict[str, Any]:
 def provide(options: Any) -> Any:
     from gateway import Catalog, Toolset
 
-    return Toolset(catalog=Catalog([slow_wait, slow_release, slow_report]))
+    return Toolset(catalog=Catalog([slow_wait, slow_release, slow_started, slow_report]))

@@ -6,7 +6,9 @@ The server is `gateway serve --transport http` (a subprocess); the slow tool wai
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 import anyio
 import httpx2 as httpx
@@ -22,6 +24,7 @@ from .mcp_server_support import audit_outcomes, http_client, http_server, stdio_
 WAIT = {"tool_name": "slow_wait", "parameters": {}}
 RELEASE = {"tool_name": "slow_release", "parameters": {}}
 REPORT = {"tool_name": "slow_report", "parameters": {}}
+STARTED = {"tool_name": "slow_started", "parameters": {}}
 
 
 def _config(directory: Path) -> Path:
@@ -169,3 +172,31 @@ def test_a_failing_call_with_progress_raises_its_own_error_not_a_group() -> None
             await with_progress(fail, report)
 
     anyio.run(scenario)
+
+
+def test_a_cancelled_plain_json_call_is_answered_request_cancelled(tmp_path: Path) -> None:
+    headers = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-11-25"}
+    answers: dict[str, Any] = {}
+
+    def call(request_id: int, arguments: dict[str, Any]) -> dict[str, Any]:
+        params = {"name": "invoke_tool", "arguments": arguments}
+        return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
+
+    async def scenario(url: str) -> None:
+        async with httpx.AsyncClient(headers=headers, timeout=30) as http, anyio.create_task_group() as tg:
+
+            async def wait() -> None:
+                answers["wait"] = (await http.post(url, json=call(41, WAIT))).json()
+
+            tg.start_soon(wait)
+            assert (await http.post(url, json=call(42, STARTED))).status_code == 200
+            cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 41}}
+            assert (await http.post(url, json=cancel)).status_code == 202
+            answers["report"] = (await http.post(url, json=call(43, REPORT))).json()
+
+    with http_server(_config(tmp_path)) as server:
+        anyio.run(scenario, server.url)
+    assert answers["wait"]["id"] == 41 and answers["wait"]["error"]["code"] == -32800
+    report = json.loads(answers["report"]["result"]["content"][0]["text"])
+    assert report == {"cancelled": True, "finished": False}
+    assert audit_outcomes(tmp_path, "slow_wait") == ["cancelled"]
