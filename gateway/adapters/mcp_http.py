@@ -2,7 +2,8 @@
 
 One Starlette application holds MCP (Streamable HTTP, stateless, at `[serve] path`), the extra
 routes (`/metrics`) and the console (`/console`), all behind one Host and Origin check
-(`origins.HostOriginGuard`).
+(`origins.HostOriginGuard`). MCP messages are checked first (`jsonrpc_checks.JsonRpcGuard`); a call
+with a progress token is answered as an SSE stream, everything else as plain JSON (`mcp_calls`).
 """
 
 from __future__ import annotations
