@@ -44,6 +44,7 @@ Outcome = Literal[
     "approved_by_host",  # a host approved or declined a pending call (`decided_by` says who)
     "denied_by_host",
     "limited",  # a rate limit or quota refused the call (error_code rate_limited)
+    "cancelled",  # stopped while it ran: the client cancelled it, or the server stopped
     "attempt",  # written before a tool that is not read-only runs (see JsonlAuditLog)
 ]
 

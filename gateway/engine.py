@@ -307,6 +307,9 @@ class Gateway:
         except _CallError as exc:
             audit(exc.outcome, exc.info.code, exc.decided_by)
             return ToolResult(name, ctx.call_id, "error", error=exc.info, duration_ms=_elapsed_ms(start))
+        except asyncio.CancelledError:  # the client cancelled the call (or the server is stopping)
+            audit("cancelled")
+            raise
         audit("executed")
         if self.usage is not None:
             self.usage.invoked(ctx.session_id, ctx.principal.id, d.name)

@@ -2,24 +2,35 @@
 
 One Starlette application holds MCP (Streamable HTTP, stateless, at `[serve] path`), the extra
 routes (`/metrics`) and the console (`/console`), all behind one Host and Origin check
-(`origins.HostOriginGuard`).
+(`origins.HostOriginGuard`). MCP messages are checked first (`jsonrpc_checks.JsonRpcGuard`); a call
+with a progress token is answered as an SSE stream, everything else as plain JSON (`mcp_calls`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import socket
 import sys
+from collections.abc import AsyncIterator
 from typing import Any
 
 from mcp.server import Server
+from mcp.server.auth.middleware.bearer_auth import RequireAuthMiddleware
 from mcp.server.auth.provider import TokenVerifier
 from mcp.server.auth.settings import AuthSettings
-from mcp.server.transport_security import TransportSecuritySettings
+from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
+from mcp.server.transport_security import (
+    DEFAULT_MAX_REQUEST_BODY_SIZE,
+    RequestBodyLimitMiddleware,
+    TransportSecuritySettings,
+)
 from starlette.routing import Mount, Route
 
 from ..config import Settings
 from .admin import approval_hint, sign_in_hint
+from .jsonrpc_checks import JsonRpcGuard
+from .mcp_calls import running_calls
 from .oauth import JwtVerifier, ScopeChallenge, Verifiers, root_metadata_route
 from .origins import LOOPBACK_BINDS, HostOriginGuard, allowed_hosts
 
@@ -90,10 +101,45 @@ def http_app(
         token_verifier=verifier,
         custom_starlette_routes=routes,
     )
+    _check_messages(app, server, settings.serve.path, unchecked)
     if console is not None:  # the operator console, on the same port (docs/console.md)
         app.router.routes.append(Mount("/console", app=console))
     guarded = ScopeChallenge(app, oauth.scopes) if oauth is not None and oauth.scopes else app
     return HostOriginGuard(guarded, hosts, settings.serve.allowed_origins)
+
+
+def _check_messages(app: Any, server: Server[Any], path: str, security: TransportSecuritySettings) -> None:
+    """Put `JsonRpcGuard` in front of the MCP endpoint, behind its token check (if any).
+
+    Calls with a progress token get answered by a second, streaming (SSE) session manager, run
+    alongside the first in the application's lifespan.
+    """
+    streaming = StreamableHTTPSessionManager(
+        app=server, json_response=False, stateless=True, security_settings=security
+    )
+    running = running_calls(server)
+    cancel = running.cancel if running is not None else None
+
+    def guard(endpoint: Any) -> Any:
+        checked = JsonRpcGuard(endpoint, path, streaming=StreamableHTTPASGIApp(streaming), cancel=cancel)
+        # The guard reads the whole body, so the SDK's own size limit comes first (413).
+        return RequestBodyLimitMiddleware(checked, DEFAULT_MAX_REQUEST_BODY_SIZE)
+
+    for route in app.router.routes:
+        if isinstance(route, Route) and route.path == path:
+            endpoint = route.app
+            if isinstance(endpoint, RequireAuthMiddleware):  # unauthenticated callers get 401 first
+                endpoint.app = guard(endpoint.app)
+            else:
+                route.app = guard(endpoint)
+    plain = app.router.lifespan_context
+
+    @contextlib.asynccontextmanager
+    async def lifespan(application: Any) -> AsyncIterator[Any]:
+        async with plain(application) as state, streaming.run():
+            yield state
+
+    app.router.lifespan_context = lifespan
 
 
 async def serve_http(

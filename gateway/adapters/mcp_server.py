@@ -34,7 +34,7 @@ import signal
 import sys
 import threading
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
@@ -45,7 +45,7 @@ from mcp.server import CacheHint, Server, ServerRequestContext
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.provider import AccessToken
 from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
-from mcp.server.stdio import stdio_server
+from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from ..config import APP_NAME, Settings
@@ -59,7 +59,9 @@ from ..stores import resolve_auto_store
 from ..usage import NO_SESSION
 from . import mcp
 from .admin import approval_hint, metrics_route
+from .jsonrpc_checks import checked_stdio
 from .listening import listening_socket
+from .mcp_calls import REQUEST_CANCELLED, RunningCalls, register, with_progress
 from .mcp_http import serve_http
 from .oauth import MappedToken, check_resource
 from .origins import allowed_hosts
@@ -152,6 +154,7 @@ class _Handlers:
         listed = [types.Tool.model_validate(t) for t in mcp.tools(gw.meta)]
         self.tools = types.ListToolsResult(tools=listed)
         self.schemas = {d.name: d.json_schema for d in gw.meta}
+        self.running = RunningCalls(lambda: self.principal().id)
 
     def principal(self) -> Principal:
         token = get_access_token()
@@ -165,6 +168,8 @@ class _Handlers:
     async def list_tools(
         self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
+        if params is not None and params.cursor is not None:  # one page: no cursor was ever handed out
+            raise MCPError(types.INVALID_PARAMS, "Invalid params: unknown cursor")
         return self.tools
 
     def session(self, ctx: ServerRequestContext[Any], principal: Principal) -> str:
@@ -178,6 +183,14 @@ class _Handlers:
         return NO_SESSION
 
     async def call_tool(
+        self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        with self.running.track(ctx.request_id):
+            return await with_progress(lambda: self._call_tool(ctx, params), _reporter(ctx))
+        # Cancelled by the client (`RunningCalls.cancel`): it has stopped waiting for an answer.
+        raise MCPError(REQUEST_CANCELLED, "Request cancelled")
+
+    async def _call_tool(
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult | types.InputRequiredResult:
         principal = self.principal()
@@ -231,6 +244,18 @@ class _Handlers:
         else:
             self.gw.deny(pending_id, decided_by=decided_by)
         return await self.gw.call("invoke_tool", {**arguments, "confirmation": pending_id}, context)
+
+
+def _reporter(ctx: ServerRequestContext[Any]) -> Callable[[float, str], Awaitable[None]] | None:
+    """How to report the call's progress: None when the client gave no progress token."""
+    meta: Mapping[str, Any] = ctx.meta or {}
+    if meta.get("progress_token", meta.get("progressToken")) is None:
+        return None
+
+    async def report(progress: float, message: str) -> None:
+        await ctx.session.report_progress(progress, None, message)
+
+    return report
 
 
 def _resumed(request_state: str) -> tuple[str, str]:
@@ -303,6 +328,7 @@ def build_server(gw: Gateway, settings: Settings, *, transport: str = "stdio") -
         else RequestStateSecurity.ephemeral(ttl=ttl)
     )
     server.middleware.append(RequestStateBoundary(security, default_audience=APP_NAME))
+    register(server, handlers.running)
     return server
 
 
@@ -370,5 +396,5 @@ def _exit(signum: int, frame: object) -> None:
 
 
 async def _serve_stdio(server: Server[Any]) -> None:
-    async with stdio_server() as (read_stream, write_stream):
+    async with checked_stdio() as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())

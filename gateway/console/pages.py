@@ -29,6 +29,7 @@ OUTCOMES = (
     "denied",
     "invalid",
     "unknown",
+    "cancelled",
     "interrupted",
 )
 

@@ -1,0 +1,223 @@
+"""Malformed JSON-RPC answered as JSON-RPC 2.0 says, over stdio and Streamable HTTP.
+
+The SDK drops what it cannot parse on stdio, accepts `"id": null` as a notification (and so never
+answers it), and over HTTP answers structural errors with -32602 and a validation dump. Every
+message is checked here first, before the SDK sees it:
+
+- not JSON: -32700 (parse error), id null;
+- JSON but not one request or notification object (a batch array, a number, no `method`, an id
+  that is null, a boolean or a fraction, `jsonrpc` other than "2.0"): -32600 (invalid request),
+  with the message's id when it has a usable one, else null;
+- over HTTP, an `MCP-Protocol-Version` header naming a version the server does not speak: 400.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+import mcp_types as types
+import pydantic_core
+from mcp.server.stdio import stdio_server
+from mcp.shared.message import SessionMessage
+from mcp_types.version import SUPPORTED_PROTOCOL_VERSIONS
+from pydantic import ValidationError
+
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+
+Scope = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
+Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+
+
+def _error(code: int, message: str, request_id: types.RequestId | None = None) -> types.JSONRPCError:
+    return types.JSONRPCError(jsonrpc="2.0", id=request_id, error=types.ErrorData(code=code, message=message))
+
+
+def _usable_id(value: Any) -> bool:
+    return (isinstance(value, int) and not isinstance(value, bool)) or isinstance(value, str)
+
+
+def check(raw: str | bytes) -> types.JSONRPCError | None:
+    """The error `raw` deserves as a JSON-RPC message, or None when it is a well-formed one."""
+    try:
+        message = pydantic_core.from_json(raw)  # as the SDK parses: bounded nesting, no RecursionError
+    except ValueError:
+        return _error(PARSE_ERROR, "Parse error: the message is not JSON")
+    if isinstance(message, list):
+        return _error(INVALID_REQUEST, "Invalid Request: batches are not supported; send one message")
+    if not isinstance(message, dict):
+        return _error(INVALID_REQUEST, "Invalid Request: a message is a JSON object")
+    has_id = "id" in message
+    request_id = message.get("id")
+    if has_id and not _usable_id(request_id):
+        return _error(INVALID_REQUEST, "Invalid Request: id must be a string or an integer")
+    answer_id = request_id if has_id else None
+    if message.get("jsonrpc") != "2.0":
+        return _error(INVALID_REQUEST, 'Invalid Request: jsonrpc must be "2.0"', answer_id)
+    try:
+        types.jsonrpc_message_adapter.validate_python(message, by_name=False)
+    except ValidationError:
+        return _error(
+            INVALID_REQUEST, "Invalid Request: not a JSON-RPC request, notification or response", answer_id
+        )
+    return None
+
+
+def _is_response(raw: str) -> bool:
+    try:
+        message = pydantic_core.from_json(raw)
+    except ValueError:
+        return False
+    return (
+        isinstance(message, dict) and "method" not in message and ("result" in message or "error" in message)
+    )
+
+
+def _body(error: types.JSONRPCError) -> bytes:
+    return error.model_dump_json(by_alias=True, exclude_unset=True).encode()
+
+
+class JsonRpcGuard:
+    """ASGI middleware: malformed messages and unknown protocol versions at `path` answered as the spec says.
+
+    Well-formed messages go on to `app`, except two kinds (`mcp_calls`): a `tools/call` with a
+    progress token from a client that accepts `text/event-stream` goes to `streaming`, which answers
+    as an SSE stream that can carry the progress; a `notifications/cancelled` is handed to
+    `cancel` first, so the call has been stopped when the client reads its 202.
+
+    Args:
+        app: the application behind (the SDK's Streamable HTTP one, answering plain JSON).
+        path: the MCP endpoint's path; other routes pass untouched.
+        streaming: the same, answering requests with SSE streams.
+        cancel: stops the current caller's call of that request id.
+    """
+
+    def __init__(
+        self,
+        app: Callable[[Scope, Receive, Send], Awaitable[None]],
+        path: str,
+        *,
+        streaming: Callable[[Scope, Receive, Send], Awaitable[None]] | None = None,
+        cancel: Callable[[Any], object] | None = None,
+    ) -> None:
+        self.app = app
+        self.path = path.rstrip("/") or "/"
+        self.streaming = streaming
+        self.cancel = cancel
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path = str(scope.get("path", "")).rstrip("/") or "/"
+        if scope["type"] != "http" or scope.get("method") != "POST" or path != self.path:
+            await self.app(scope, receive, send)
+            return
+        chunks: list[bytes] = []
+        while True:
+            event = await receive()
+            if event["type"] == "http.disconnect":
+                return
+            chunks.append(event.get("body", b""))
+            if not event.get("more_body", False):
+                break
+        body = b"".join(chunks)
+        error = check(body)
+        if error is None:
+            error = _unsupported_version(scope, body)
+        if error is not None:
+            await _answer(send, error)
+            return
+        message = pydantic_core.from_json(body)
+        params = message.get("params")
+        params = params if isinstance(params, dict) else {}
+        cancelled = message.get("method") == "notifications/cancelled" and params.get("requestId")
+        if self.cancel is not None and _usable_id(cancelled):
+            self.cancel(cancelled)
+        app = self.app
+        if self.streaming is not None and message.get("method") == "tools/call" and _accepts_sse(scope):
+            meta = params.get("_meta")
+            if isinstance(meta, dict) and meta.get("progressToken") is not None:
+                app = self.streaming
+        replayed = False
+
+        async def replay() -> MutableMapping[str, Any]:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()  # later reads wait for the disconnect, as the server's own would
+
+        await app(scope, replay, send)
+
+
+def _accepts_sse(scope: Scope) -> bool:
+    accept = b",".join(v for k, v in scope.get("headers", []) if k == b"accept")
+    return b"text/event-stream" in accept.lower()
+
+
+def _unsupported_version(scope: Scope, body: bytes) -> types.JSONRPCError | None:
+    given = next(
+        (v.decode("latin-1") for k, v in scope.get("headers", []) if k == b"mcp-protocol-version"), None
+    )
+    if given is None or given in SUPPORTED_PROTOCOL_VERSIONS:
+        return None
+    request_id = pydantic_core.from_json(body).get("id")
+    supported = ", ".join(SUPPORTED_PROTOCOL_VERSIONS)
+    return _error(
+        INVALID_REQUEST,
+        f"Unsupported MCP-Protocol-Version: {given[:40]!r}; this server speaks {supported}",
+        request_id if _usable_id(request_id) else None,
+    )
+
+
+async def _answer(send: Send, error: types.JSONRPCError) -> None:
+    body = _body(error)
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    await send({"type": "http.response.start", "status": 400, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+@asynccontextmanager
+async def checked_stdio() -> AsyncIterator[tuple[Any, Any]]:
+    """The SDK's stdio transport, every line checked first: a malformed one is answered, not dropped.
+
+    Like the SDK's own, it moves the wire off fd 0 (which then reads the null device), so a tool's
+    child process never reads a client's messages.
+    """
+    wire = os.dup(0)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    lines = anyio.wrap_file(os.fdopen(wire, "r", encoding="utf-8", errors="replace"))
+    answers: list[Any] = []  # the write stream, once the SDK has made it
+
+    async def checked() -> AsyncIterator[str]:
+        async for line in lines:
+            if not line.strip():
+                continue
+            error = check(line)
+            if error is None:
+                yield line
+            elif answers and not _is_response(line):  # a response is never answered, even a broken one
+                await answers[0].send(SessionMessage(error))
+
+    try:
+        stdin: Any = _Lines(checked())  # read as lines only, which is all `stdio_server` does with it
+        async with stdio_server(stdin=stdin) as (read_stream, write_stream):
+            answers.append(write_stream)
+            yield read_stream, write_stream
+    finally:
+        await lines.aclose()
+
+
+class _Lines:
+    """An async iterable of lines, as `stdio_server` reads its `stdin`."""
+
+    def __init__(self, lines: AsyncIterator[str]) -> None:
+        self._lines = lines
+
+    def __aiter__(self) -> AsyncIterator[str]:
+        return self._lines
