@@ -229,9 +229,19 @@ def export(path: Path, filters: Filters) -> Iterator[bytes]:
 
 def values(path: Path, name: str, *, tail_bytes: int = 2 << 20) -> list[str]:
     """The distinct values of one field in the last `tail_bytes` of the log, for the filter lists."""
+    return sorted(_distinct(path, name, tail_bytes))[:200]
+
+
+def tools_named(path: Path, *, tail_bytes: int = 64 << 20) -> set[str]:
+    """Every tool the last `tail_bytes` of the log name: the tools that were called, whatever the outcome."""
+    return _distinct(path, "tool", tail_bytes)
+
+
+def _distinct(path: Path, name: str, tail_bytes: int) -> set[str]:
+    """The distinct string values of field `name` in the whole lines of the log's last `tail_bytes`."""
     mm = _open(path)
     if mm is None:
-        return []
+        return set()
     with mm:
         start = max(0, len(mm) - tail_bytes)
         start = mm.find(b"\n", start) + 1 if start else 0
@@ -241,21 +251,4 @@ def values(path: Path, name: str, *, tail_bytes: int = 2 << 20) -> list[str]:
             value = record.get(name) if record else None
             if isinstance(value, str):
                 seen.add(value)
-        return sorted(seen)[:200]
-
-
-def tools_named(path: Path, *, tail_bytes: int = 64 << 20) -> set[str]:
-    """Every tool the last `tail_bytes` of the log name: the tools that were called, whatever the outcome."""
-    mm = _open(path)
-    if mm is None:
-        return set()
-    with mm:
-        start = max(0, len(mm) - tail_bytes)
-        start = mm.find(b"\n", start) + 1 if start else 0
-        named: set[str] = set()
-        for line in mm[start:].split(b"\n"):
-            record = _parse(line) if line else None
-            tool = record.get("tool") if record else None
-            if isinstance(tool, str):
-                named.add(tool)
-        return named
+        return seen
