@@ -22,7 +22,6 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -99,9 +98,7 @@ class _Stop(Exception):
 class Programs:
     """Runs, pauses and resumes the programs of `run_code` for one gateway."""
 
-    def __init__(
-        self, backend: Backend, settings: CodeSettings, *, clock: Callable[[], float] = time.time
-    ) -> None:
+    def __init__(self, backend: Backend, settings: CodeSettings) -> None:
         self.backend = backend
         self.settings = settings
         self.sandbox = Sandbox(
@@ -112,7 +109,6 @@ class Programs:
             ),
             functions=FUNCTIONS,
         )
-        self._clock = clock
         self._paused: dict[str, _Paused] = {}
         self._lock = threading.Lock()
 
@@ -165,7 +161,7 @@ class Programs:
         if code is not None and code.strip() and code != program.code:
             self._keep(paused)
             return _error(ctx, text.other_program())
-        if self._clock() > paused.pending.expires_at:
+        if self.backend.gate.now() > paused.pending.expires_at:
             return _error(ctx, text.expired(program.calls))
         result = await self.backend.invoke(
             paused.tool,
@@ -333,7 +329,7 @@ class Programs:
     # -- paused programs ------------------------------------------------------------------------
 
     def _keep(self, paused: _Paused) -> None:
-        now = self._clock()
+        now = self.backend.gate.now()
         ended: list[_Paused] = []
         with self._lock:
             for pid, p in list(self._paused.items()):
