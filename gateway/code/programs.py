@@ -108,6 +108,7 @@ class Programs:
                 max_suspensions=settings.max_calls * 2 + 100,
             ),
             functions=FUNCTIONS,
+            checkout_timeout=settings.wall_seconds,
         )
         self._paused: dict[str, _Paused] = {}
         self._lock = threading.Lock()
@@ -143,9 +144,8 @@ class Programs:
         began = time.monotonic()
         try:
             run, step = await self.sandbox.start(program.code)
-        except BaseException:
-            program.elapsed += time.monotonic() - began
-            raise
+        except TimeoutError:  # every worker busy for as long as the program may run
+            return _error(program.ctx, text.busy(self.settings.wall_seconds))
         return await self._drive(program, run, step, began)
 
     async def _resume(self, pending_id: str, code: str | None, ctx: ToolContext) -> ToolResult:
@@ -178,16 +178,21 @@ class Programs:
         answer = self._answer_of(program, paused.tool, result)
         began = time.monotonic()
         run, step = await self.sandbox.restore(paused.dumped, program.code)
-        if isinstance(step, Asked):
-            step = await self._give(program, run, answer)
-        return await self._drive(program, run, step, began)
+        return await self._drive(program, run, step, began, answer)
 
     # -- the loop ----------------------------------------------------------------------------
 
-    async def _drive(self, program: _Program, run: Run, step: Step, began: float) -> ToolResult:
-        """Answer the program's calls until it ends, fails, reaches a limit or pauses."""
+    async def _drive(
+        self, program: _Program, run: Run, step: Step, began: float, resumed: _Value | _Raise | None = None
+    ) -> ToolResult:
+        """Answer the program's calls until it ends, fails, reaches a limit or pauses.
+
+        `resumed`: the answer to the call a restored program waits on (its approved call's result).
+        """
         ctx = program.ctx
         try:
+            if resumed is not None and isinstance(step, Asked):
+                step = await self._give(program, run, resumed)
             while isinstance(step, Asked):
                 remaining = self.settings.wall_seconds - program.elapsed - (time.monotonic() - began)
                 if program.attempts >= self.settings.max_calls:
@@ -277,6 +282,7 @@ class Programs:
         try:
             return _Value(to_jsonable(self.backend.schema(program.ctx.principal, name[:200])))
         except (ToolInputError, ToolFailed) as exc:
+            program.failed = "schema"
             return _Raise(RuntimeError(text.tool_error("schema", error_info(exc))))
 
     # -- endings -------------------------------------------------------------------------------

@@ -13,12 +13,15 @@ The pool's methods block, so each step runs in a thread: the event loop never wa
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
 from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
 from ..errors import UserError
+
+log = logging.getLogger("gateway")
 
 PRELUDE = "Declined = PermissionError\nToolError = RuntimeError\n"
 """Names the program may catch. The sandbox has no class inheritance, so the two errors are
@@ -77,8 +80,16 @@ def _monty() -> Any:
 class Sandbox:
     """A pool of sandbox workers, started when the first program runs."""
 
-    def __init__(self, limits: Limits, *, max_workers: int = 4, functions: Collection[str] = ()) -> None:
+    def __init__(
+        self,
+        limits: Limits,
+        *,
+        max_workers: int = 4,
+        functions: Collection[str] = (),
+        checkout_timeout: float | None = None,
+    ) -> None:
         self.limits = limits
+        self.checkout_timeout = checkout_timeout
         self.functions = frozenset(functions)
         self.max_workers = max_workers
         self._pool: Any = None
@@ -91,6 +102,7 @@ class Sandbox:
                 pool = m.Monty(
                     min_processes=1,
                     max_processes=self.max_workers,
+                    checkout_timeout=self.checkout_timeout,  # then TimeoutError: every worker is busy
                     # The host's backstop: a worker past its own limits is killed.
                     request_timeout=self.limits.cpu_seconds + 10,
                 )
@@ -125,12 +137,12 @@ class Sandbox:
         run = Run(self, await asyncio.to_thread(self._checkout), code)
         lookup = {name: _HostFunction(name) for name in self.functions}
         start = lambda s: s.feed_start(code, external_lookup=lookup, print_callback=run.printed)  # noqa: E731
-        return run, await run.step(start, first=True)
+        return run, await run.first(start, prelude=True)
 
     async def restore(self, dumped: bytes, code: str) -> tuple[Run, Step]:
         """A dumped program in a fresh worker, waiting again for the answer it was waiting for."""
         run = Run(self, await asyncio.to_thread(self._checkout), code)
-        return run, await run.step(lambda s: s.load_snapshot(dumped, print_callback=run.printed))
+        return run, await run.first(lambda s: s.load_snapshot(dumped, print_callback=run.printed))
 
 
 class Run:
@@ -144,6 +156,14 @@ class Run:
         self._snapshot: Any = None
         self._closed = False
 
+    async def first(self, begin: Any, *, prelude: bool = False) -> Step:
+        """The first step; the worker is released if it never comes (cancelled, say)."""
+        try:
+            return await self.step(begin, first=prelude)
+        except BaseException:
+            await asyncio.shield(self.close())
+            raise
+
     async def step(self, resume: Any, *, first: bool = False) -> Step:
         """Advance the program in a worker thread until it asks the host for something or ends."""
         return await asyncio.to_thread(self._step, resume, first)
@@ -153,9 +173,7 @@ class Run:
         try:
             if first:
                 self.session.feed_run(PRELUDE)
-                snapshot = resume(self.session)
-            else:
-                snapshot = resume(self.session if self._snapshot is None else self._snapshot)
+            snapshot = resume(self.session if self._snapshot is None else self._snapshot)
             while True:
                 if isinstance(snapshot, m.MontyComplete):
                     return Finished(snapshot.output)
@@ -168,9 +186,13 @@ class Run:
                     continue
                 if isinstance(snapshot, m.FunctionSnapshot):
                     name = snapshot.function_name
-                    if snapshot.is_os_function or name not in self.sandbox.functions:
+                    if snapshot.is_os_function:
                         # No file, network, environment or process: refused as the sandbox refuses.
                         snapshot = snapshot.resume_not_handled()
+                        continue
+                    if name not in self.sandbox.functions:  # a builtin the sandbox leaves to its host
+                        error = {"exc_type": "NameError", "message": f"{name} is not available here"}
+                        snapshot = snapshot.resume(error)
                         continue
                     self._snapshot = snapshot
                     return Asked(str(name), tuple(snapshot.args), dict(snapshot.kwargs), self._line(snapshot))
@@ -192,6 +214,9 @@ class Run:
             return Failed(kind, "MontyCrashedError", "the sandbox's worker stopped")
         except m.MontyError as exc:
             return Failed("crashed", type(exc).__name__, "the sandbox could not run the program")
+        except Exception:  # the worker is discarded with the run; the gateway goes on
+            log.exception("the sandbox failed unexpectedly")
+            return Failed("crashed", "Exception", "the sandbox could not run the program")
 
     def _line(self, snapshot: Any) -> int:
         """The program's line a call was made on (the sandbox gives a byte offset)."""

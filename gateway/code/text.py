@@ -36,6 +36,11 @@ def done(calls: Sequence[str]) -> str:
     return f"Done before it stopped: {len(calls)} call{'s' if len(calls) > 1 else ''} ({names})."
 
 
+def _sentence(text: str) -> str:
+    text = text.strip().rstrip(":")
+    return text if text.endswith((".", "!", "?")) else f"{text}."
+
+
 def _where(line: int | None, source: str | None) -> str:
     if line is None:
         return ""
@@ -64,7 +69,7 @@ def program_error(
         error_type = "ToolError" if error_type == "RuntimeError" else "Declined"
     return ErrorInfo(
         "program_error",
-        f"{_where(line, source)}{error_type}: {safe_text(message, 500)} {done(calls)}",
+        f"{_where(line, source)}{_sentence(f'{error_type}: {safe_text(message, 500)}')} {done(calls)}",
         "Fix the program and run it again; do not repeat calls that already ran.",
     )
 
@@ -83,6 +88,14 @@ def crashed(calls: Sequence[str]) -> ErrorInfo:
         "program_crashed",
         f"The sandbox stopped the program unexpectedly. {done(calls)}",
         "Run a simpler program; do not repeat calls that already ran.",
+    )
+
+
+def busy(seconds: float) -> ErrorInfo:
+    return ErrorInfo(
+        "program_busy",
+        f"Every sandbox was busy for {seconds:g} seconds; the program did not start.",
+        "Try again in a moment.",
     )
 
 
