@@ -151,12 +151,12 @@ class Programs:
     async def _resume(self, pending_id: str, code: str | None, ctx: ToolContext) -> ToolResult:
         with self._lock:
             paused = self._paused.get(pending_id)
-            if paused is not None and paused.program.ctx.principal == ctx.principal:
+            theirs = paused is not None and paused.program.ctx.principal != ctx.principal
+            if paused is not None and not theirs:
                 del self._paused[pending_id]
-            else:
-                paused = None
-        if paused is None:
-            return _error(ctx, text.not_paused(self.backend.gate.store.get(pending_id) is not None))
+        if paused is None or theirs:  # another principal's program is not there for this caller
+            restarted = not theirs and self.backend.gate.store.get(pending_id) is not None
+            return _error(ctx, text.not_paused(restarted))
         program = paused.program
         if code is not None and code.strip() and code != program.code:
             self._keep(paused)

@@ -151,7 +151,7 @@ def test_only_the_principal_that_ran_a_program_can_resume_it(coded: Any, calls: 
     assert paused.pending is not None
     gw.approve(paused.pending.pending_id)
     stolen = run(gw, confirmation=paused.pending.pending_id, principal="mallory")
-    assert stolen.error is not None and stolen.error.code == "program_ended"
+    assert stolen.error is not None and stolen.error.code == "program_not_paused"
     assert calls.names() == []
     assert run(gw, confirmation=paused.pending.pending_id, principal="alice").ok
 
