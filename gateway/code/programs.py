@@ -208,6 +208,7 @@ class Programs:
                 except TimeoutError:
                     raise _Stop(self._wall(program)) from None
                 if isinstance(answer, _Pause):
+                    program.printed.append(run.printed.output)  # the restored program prints afresh
                     self._keep(_Paused(program, run.dump(), answer.tool, answer.pending, program.attempts))
                     return ToolResult(text.NAME, ctx.call_id, "confirmation_required", pending=answer.pending)
                 step = await self._give(program, run, answer)

@@ -207,3 +207,12 @@ def test_with_an_approver_the_call_runs_without_pausing(calls: Calls) -> None:
         assert len(asked) == 2 and calls.names() == ["notes_delete"]
     finally:
         programs.close()
+
+
+def test_what_a_program_printed_before_it_paused_comes_back_with_its_result(coded: Any) -> None:
+    gw, _ = coded
+    paused = run(gw, "print('before')\ncall('notes_delete', {'note_id': 'n1'})\nprint('after')\n1")
+    assert paused.pending is not None
+    gw.approve(paused.pending.pending_id)
+    done = run(gw, confirmation=paused.pending.pending_id)
+    assert done.ok and done.output == {"result": 1, "printed": "before\nafter\n", "calls": 1}
