@@ -170,3 +170,17 @@ def test_a_program_runs_as_its_caller(coded: Any, calls: Calls) -> None:
     assert result.ok
     _, audit, _ = coded
     assert {r.principal for r in audit.records} == {"alice"}
+
+
+def test_enabling_code_mode_without_the_sandbox_installed_says_what_to_install(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import sys
+
+    from gateway.errors import UserError
+
+    monkeypatch.setitem(sys.modules, "pydantic_monty", None)  # as if the code extra were not installed
+    gw = Gateway(Catalog(ALL_TOOLS))
+    with pytest.raises(UserError, match=r"pip install 'metatool-gateway\[code\]'"):
+        enable(gw, CODE)
+    assert [d.name for d in gw.meta] == ["discover_tools", "get_tool_schema", "invoke_tool"]
