@@ -12,7 +12,6 @@ from gateway.code import Programs, enable
 from gateway.context import Principal, ToolResult
 from gateway.policy import Rule
 from gateway.settings import CodeSettings
-from gateway.telemetry import Telemetry
 
 from ..sample_tools import ALL_TOOLS, Calls
 
@@ -136,18 +135,27 @@ def test_a_runtime_error_names_its_line_and_the_call_that_raised_it(coded: Any) 
     assert plain.error is not None and plain.error.message.startswith("Line 2 `y = x['missing']`: KeyError")
 
 
-def test_inner_calls_are_observed_under_the_programs_span(coded: Any) -> None:
-    gw, _, _ = coded
-    seen: list[tuple[str, str, str]] = []
+def test_inner_calls_are_spans_under_the_programs_span() -> None:
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-    class Recording(Telemetry):
-        def observe(self, kind: Any, tool: str, ctx: ToolContext) -> Any:
-            seen.append((kind, tool, ctx.call_id))
-            return super().observe(kind, tool, ctx)
+    from gateway.telemetry.otel import OpenTelemetry
 
-    gw.telemetry = Recording()
-    run(gw, "call('notes_search', {'title': 'x'})", call_id="p7")
-    assert seen == [("meta", "run_code", "p7"), ("invoke", "notes_search", "p7.1")]
+    spans = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(spans))
+    gw = Gateway(Catalog(ALL_TOOLS), telemetry=OpenTelemetry(tracer_provider=provider))
+    programs = enable(gw, CODE)
+    try:
+        run(gw, "call('notes_search', {'title': 'x'})\ncall('notes_create', {'title': 'y'})", call_id="p7")
+    finally:
+        programs.close()
+    *inner, outer = spans.get_finished_spans()
+    assert [s.name for s in inner] == ["execute_tool notes_search", "execute_tool notes_create"]
+    assert outer.name == "execute_tool run_code"
+    assert all(s.parent is not None and s.parent.span_id == outer.context.span_id for s in inner)
+    assert [s.attributes["gen_ai.tool.call.id"] for s in inner] == ["p7.1", "p7.2"]  # type: ignore[index]
 
 
 def test_learning_from_use_sees_the_calls_a_program_makes(coded: Any) -> None:
