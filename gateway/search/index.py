@@ -33,7 +33,7 @@ from .ranking import MAX_QUERY_CHARS, Ranking, blend_boosts
 from .semantic import Vectors, dense_layer, embedder, embedding_text, param_names, semantic_available
 from .text import stem
 from .typos import Corrector
-from .verbs import analyse, example_verbs
+from .verbs import LOOKUPS, analyse, example_verbs
 
 _log = logging.getLogger(__name__)
 
@@ -208,8 +208,10 @@ class SearchIndex(Ranking):
 
     def query_terms(self, query: str) -> dict[str, float]:
         """The weighted index terms a query looks for: its words, typo corrections and action concepts."""
-        counted, actions, _, _, first = analyse(query[:MAX_QUERY_CHARS])
-        actions += (first,) if first and self._agreeing and first not in actions else ()
+        counted, actions, asked, _, first = analyse(query[:MAX_QUERY_CHARS])
+        if self._agreeing:  # the everyday reading, where tools are described in users' words
+            for action in (first, *asked) if asked != LOOKUPS else (first,):
+                actions += (action,) if action and action not in actions else ()
         terms: dict[str, float] = {}
         # Each distinct word once (a long request repeats its words), counted by its occurrences.
         for word, stemmed, count in counted:

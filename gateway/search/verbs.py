@@ -138,7 +138,94 @@ _QUESTION_WORDS = frozenset(
 _AUXILIARIES = frozenset(
     ["did", "do", "does", "am", "is", "are", "was", "were", "has", "have", "can", "could"]
 )
-_LOOKUPS = ("list", "search", "read")
+LOOKUPS = ("list", "search", "read")
+"""What a question asks for: to look something up, whichever way."""
+
+# Everyday verbs and idioms of the eight actions that tools' own verbs never use ("scrap the lunch",
+# "bump the review", "shoot Sam an email"): read as what the request asks (`asked`) and, in a catalog
+# whose tools have example requests (described in users' words), matched like the vocabulary's verbs.
+# General English usage, not any catalog's words.
+_EVERYDAY_VERBS = {
+    **dict.fromkeys(
+        ["postpone", "delay", "defer", "shift", "bump", "push", "rearrange", "adjust", "amend", "tweak",
+         "extend", "shorten", "lengthen", "prolong", "retitle", "reword", "revise", "alter", "reassign",
+         "star", "unstar", "flag", "unflag", "pin", "unpin", "snooze", "relabel"],
+        "update",
+    ),
+    **dict.fromkeys(
+        ["scrap", "ditch", "axe", "scratch", "wipe", "bin", "dump", "junk", "nuke", "discard", "toss",
+         "chuck", "kill", "unsubscribe"],
+        "delete",
+    ),
+    **dict.fromkeys(
+        ["book", "reserve", "arrange", "organise", "organize", "plan", "jot", "pencil", "save", "log",
+         "record", "hold", "block"],
+        "create",
+    ),
+    **dict.fromkeys(
+        ["shoot", "ping", "text", "tell", "inform", "mail", "respond", "answer"],
+        "send",
+    ),
+    **dict.fromkeys(["open", "display"], "read"),
+    **dict.fromkeys(["locate", "seek", "hunt", "dig"], "search"),
+}  # fmt: skip
+# A verb and a word later in its clause that together mean one action: "call the meeting off",
+# "take it off my calendar", "drop Sam a line", "tick it off", "pull up the notes".
+_EVERYDAY_PHRASAL = {
+    ("call", "off"): "delete",
+    ("take", "off"): "delete",
+    ("throw", "away"): "delete",
+    ("throw", "out"): "delete",
+    ("strike", "off"): "delete",
+    ("get", "rid"): "delete",
+    ("push", "back"): "update",
+    ("push", "forward"): "update",
+    ("bring", "forward"): "update",
+    ("move", "up"): "update",
+    ("move", "back"): "update",
+    ("move", "forward"): "update",
+    ("tick", "off"): "update",
+    ("check", "off"): "update",
+    ("cross", "off"): "update",
+    ("mark", "done"): "update",
+    ("mark", "complete"): "update",
+    ("mark", "finished"): "update",
+    ("drop", "line"): "send",
+    ("drop", "note"): "send",
+    ("fire", "off"): "send",
+    ("send", "off"): "send",
+    ("get", "back"): "send",
+    ("write", "back"): "send",
+    ("write", "up"): "create",
+    ("write", "down"): "create",
+    ("jot", "down"): "create",
+    ("note", "down"): "create",
+    ("pencil", "in"): "create",
+    ("put", "on"): "create",
+    ("put", "in"): "create",
+    ("block", "out"): "create",
+    ("block", "off"): "create",
+    ("pull", "up"): "read",
+    ("bring", "up"): "read",
+    ("look", "for"): "search",
+    ("look", "up"): "search",
+    ("dig", "up"): "search",
+    ("hunt", "for"): "search",
+}
+# An order put politely: "can you", "please", "I need to" before the verb ("can we move the call").
+_POLITE = (
+    ("please",),
+    ("can", "you"),
+    ("could", "you"),
+    ("would", "you"),
+    ("will", "you"),
+    ("can", "we"),
+    ("could", "we"),
+    ("i", "need", "to"),
+    ("i", "want", "to"),
+    ("i", "have", "to"),
+    ("go", "ahead", "and"),
+)
 
 _CLAUSE_WORDS = frozenset(["and", "then"])
 _PARTICLES = frozenset(["out", "off", "back", "away", "forward", "over", "down"])
@@ -196,15 +283,28 @@ def asked(raw: Sequence[str]) -> tuple[str, ...]:
     particle comes later and changes it ("get these emails out of my inbox"). The words after the
     verb are its object ("mark these emails as read" does not ask to read).
     """
-    raw = [w for w in raw if w not in ("s", "t")]
+    raw = _unpoliced(raw)
     if not raw or any(w in _CLAUSE_WORDS for w in raw):
         return ()
     if raw[0] in _QUESTION_WORDS:
-        return _LOOKUPS
-    if any(w in _PARTICLES for w in raw[1:]):
+        return LOOKUPS
+    later = raw[1:]
+    idiom = next((a for w in later if (a := _EVERYDAY_PHRASAL.get((raw[0], w))) is not None), None)
+    if idiom is not None:
+        return (idiom,)
+    if any(w in _PARTICLES for w in later):
         return ()
-    action = _action_of(raw[0])
+    action = _action_of(raw[0]) or _EVERYDAY_VERBS.get(raw[0])
     return () if action is None else (action,)
+
+
+def _unpoliced(raw: Sequence[str]) -> list[str]:
+    """`raw` without contractions' leftovers and a polite lead ("can you move the call": move ...)."""
+    raw = [w for w in raw if w not in ("s", "t")]
+    for lead in _POLITE:
+        if tuple(raw[: len(lead)]) == lead and len(raw) > len(lead):
+            return raw[len(lead) :]
+    return raw
 
 
 def _found(raw: Sequence[str]) -> list[str]:
