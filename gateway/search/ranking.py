@@ -164,9 +164,10 @@ class Ranking:
         """Per action, how much a tool with that action is raised for `query` (what its verbs ask)."""
         if not self._agreeing:
             return {}
-        _, _, asked, opener, _ = analyse(query[:MAX_QUERY_CHARS])
+        _, _, asked, opener, first = analyse(query[:MAX_QUERY_CHARS])
         learned = self._example_verbs.get(opener) if opener else None
-        return dict.fromkeys((*asked, learned) if learned else asked, 1.0 + ACTION_AGREEMENT)
+        said = (*asked, learned) if learned else asked
+        return dict.fromkeys(said or ((first,) if first else ()), 1.0 + ACTION_AGREEMENT)
 
     def _agreed(self, query: str, ids: Any, scores: Any) -> Any:
         """`scores` of the tools `ids` raised by the action agreement (numpy)."""
