@@ -12,6 +12,7 @@ from array import array
 from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
+from .objects import asked_category
 from .semantic import Vectors
 from .verbs import analyse
 
@@ -21,6 +22,10 @@ up) scores this much more (x1.5): the words that say what to do outweigh those t
 Only in an index where some tool has example requests, which say how users ask for the tools: there
 it raised the first answer to everyday requests; on the datasets, whose tools have none, it lowered it
 (docs/discovery.md, "First answers over the workspace tools")."""
+
+OBJECT_AGREEMENT = 0.5
+"""A tool of the one category a request's nouns point to (`objects.asked_category`) scores this much
+more (x1.5); only where the catalog's categories have marker words (`objects.category_markers`)."""
 
 MAX_QUERY_CHARS = 4096
 """Longer queries are cut here: no request for a tool needs more, and a hostile one costs no more."""
@@ -37,6 +42,7 @@ class Ranking:
     _category: list[str]
     _action: list[str]
     _example_verbs: dict[str, str]
+    _markers: dict[str, str]
     _agreeing: bool
     _weights: list[float] | None
     _codes: dict[str, tuple[dict[str, int], Any]]
@@ -80,6 +86,11 @@ class Ranking:
         if agree:
             action = self._action
             scores = {i: s * agree.get(action[i], 1.0) for i, s in scores.items()}
+        about = self._object(query)
+        if about is not None:
+            category = self._category
+            raised = 1.0 + OBJECT_AGREEMENT
+            scores = {i: s * raised if category[i] == about else s for i, s in scores.items()}
         if names:
             top = max(scores.values(), default=0.0) + 1.0
             exact = self._names[names[0]] == query.strip().lower()
@@ -169,17 +180,27 @@ class Ranking:
         said = (*asked, learned) if learned else asked
         return dict.fromkeys(said or ((first,) if first else ()), 1.0 + ACTION_AGREEMENT)
 
+    def _object(self, query: str) -> str | None:
+        """The category the request's nouns point to, when the catalog has markers (`objects`)."""
+        if not self._markers:
+            return None
+        return asked_category([stem for _, stem, _ in analyse(query[:MAX_QUERY_CHARS])[0]], self._markers)
+
     def _agreed(self, query: str, ids: Any, scores: Any) -> Any:
-        """`scores` of the tools `ids` raised by the action agreement (numpy)."""
+        """`scores` of the tools `ids` raised by the action and object agreements (numpy)."""
         agree = self._agreement(query)
-        if not agree:
-            return scores
-        codes, actions = self._action_codes()
-        factors = self._np.ones(len(codes) + 1)
-        for name, factor in agree.items():
-            if name in codes:
-                factors[codes[name]] = factor
-        return scores * factors[actions[ids]]
+        if agree:
+            codes, actions = self._action_codes()
+            factors = self._np.ones(len(codes) + 1)
+            for name, factor in agree.items():
+                if name in codes:
+                    factors[codes[name]] = factor
+            scores = scores * factors[actions[ids]]
+        about = self._object(query)
+        if about is not None:
+            in_category = self._np.asarray([c == about for c in self._category])
+            scores = scores * self._np.where(in_category[ids], 1.0 + OBJECT_AGREEMENT, 1.0)
+        return scores
 
     def _action_codes(self) -> tuple[dict[str, int], Any]:
         """Each action's code, and every tool's action code (numpy), built on first use."""

@@ -64,7 +64,7 @@ _DETERMINERS = frozenset(
     ]
 )
 # Verbs of the vocabulary that are nouns as often as verbs in a request: not taken as an action.
-_AMBIGUOUS_VERBS = frozenset(
+AMBIGUOUS_VERBS = frozenset(
     [
         "email",
         "message",
@@ -233,7 +233,7 @@ _PARTICLES = frozenset(["out", "off", "back", "away", "forward", "over", "down"]
 
 @lru_cache(maxsize=50_000)
 def _action_of(word: str) -> str | None:
-    return None if word in _AMBIGUOUS_VERBS else normalize_action(word)
+    return None if word in AMBIGUOUS_VERBS else normalize_action(word)
 
 
 def phrasal(raw: Sequence[str]) -> list[str]:
@@ -270,7 +270,7 @@ def order_verb(raw: Sequence[str]) -> str | None:
     """The action of an order's first word when it is a verb as often a noun: an order opens with its
     verb ("email bob the slides", "mark it read"), unless a preposition follows ("email from Sam")."""
     raw = [w for w in raw if w not in ("s", "t")]
-    if not raw or raw[0] not in _AMBIGUOUS_VERBS or (len(raw) > 1 and raw[1] in _NOUN_NEXT):
+    if not raw or raw[0] not in AMBIGUOUS_VERBS or (len(raw) > 1 and raw[1] in _NOUN_NEXT):
         return None
     return normalize_action(raw[0])
 
@@ -296,6 +296,11 @@ def asked(raw: Sequence[str]) -> tuple[str, ...]:
         return ()
     action = _action_of(raw[0]) or _EVERYDAY_VERBS.get(raw[0])
     return () if action is None else (action,)
+
+
+def everyday_action(word: str) -> str | None:
+    """The action an everyday verb names ("scrap": delete), or None."""
+    return _EVERYDAY_VERBS.get(word)
 
 
 def _unpoliced(raw: Sequence[str]) -> list[str]:

@@ -1,0 +1,62 @@
+"""The object of a request: which of a catalog's categories its nouns belong to.
+
+"move my dentist appointment" is about the calendar, "delete the oat milk to-do" about the task list:
+in a catalog whose tools are described in users' words (they have example requests), the words
+that only one category's tools use (in their names, descriptions and examples) mark that category,
+and a request whose marked words all point to one category raises that category's tools
+(`ranking.OBJECT_AGREEMENT`). Verbs say the action, not the object, and are never markers.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+
+from ..actions import ACTIONS, normalize_action
+from ..definition import ToolDefinition
+from .text import stem, tokenize
+from .verbs import AMBIGUOUS_VERBS, everyday_action
+
+MIN_TOOLS = 2
+"""A marker is used by at least this many tools of its category (one tool's wording is not a category's)."""
+MIN_SHARE = 0.8
+"""... and at least this share of the tools that use it are of that category."""
+
+
+def category_markers(tools: Iterable[ToolDefinition]) -> dict[str, str]:
+    """Stemmed words that mark one category: used by at least `MIN_TOOLS` of its tools and mostly by them.
+
+    Empty for a catalog of one category, or whose tools have no example requests.
+    """
+    tools = list(tools)
+    if len({d.category for d in tools}) < 2 or not any(d.example_requests for d in tools):
+        return {}
+    uses: dict[str, Counter[str]] = {}
+    for d in tools:
+        text = " ".join([d.name.replace("_", " "), d.category, d.summary, d.description, *d.example_requests])
+        for word in set(tokenize(text)):
+            uses.setdefault(word, Counter())[d.category] += 1
+    markers: dict[str, str] = {}
+    for word, counts in uses.items():
+        category, n = counts.most_common(1)[0]
+        if n >= MIN_TOOLS and n / sum(counts.values()) >= MIN_SHARE and _noun_like(word):
+            markers[word] = category
+    return markers
+
+
+_NOUNS_TOO = frozenset(map(stem, AMBIGUOUS_VERBS))
+
+
+def _noun_like(word: str) -> bool:
+    """Not a number, and not a verb of the action vocabulary or an everyday one, unless as often a
+    noun ("email", "draft", "label")."""
+    return word.isalpha() and (
+        word in _NOUNS_TOO
+        or (word not in ACTIONS and normalize_action(word) is None and everyday_action(word) is None)
+    )
+
+
+def asked_category(stems: Sequence[str], markers: dict[str, str]) -> str | None:
+    """The one category the request's marked words point to, or None (none, or several)."""
+    found = {markers[s] for s in stems if s in markers}
+    return found.pop() if len(found) == 1 else None
