@@ -175,10 +175,9 @@ class Ranking:
         """Per action, how much a tool with that action is raised for `query` (what its verbs ask)."""
         if not self._agreeing:
             return {}
-        _, _, asked, opener, first = analyse(query[:MAX_QUERY_CHARS])
+        _, _, asked, opener, _ = analyse(query[:MAX_QUERY_CHARS])
         learned = self._example_verbs.get(opener) if opener else None
-        said = (*asked, learned) if learned else asked
-        return dict.fromkeys(said or ((first,) if first else ()), 1.0 + ACTION_AGREEMENT)
+        return dict.fromkeys((*asked, learned) if learned else asked, 1.0 + ACTION_AGREEMENT)
 
     def _object(self, query: str) -> str | None:
         """The category the request's nouns point to, when the catalog has markers (`objects`)."""

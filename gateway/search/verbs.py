@@ -95,6 +95,11 @@ AMBIGUOUS_VERBS = frozenset(
 )
 
 
+# Of those, the ones with one meaning as a verb: an order that opens with one asks for it ("email
+# the team", "label these"); "move", "set" or "run" may mean many things.
+_NOUN_VERBS = frozenset(["email", "message", "label", "post", "draft", "share", "mark", "filter", "query"])
+
+
 # After these, a request's first word is a noun ("email from Sam", "call with the bank").
 _NOUN_NEXT = frozenset(
     ["from", "about", "with", "of", "in", "on", "at", "for", "by", "is", "are", "was", "were"]
@@ -295,6 +300,10 @@ def asked(raw: Sequence[str]) -> tuple[str, ...]:
     if any(w in _PARTICLES for w in later):
         return ()
     action = _action_of(raw[0]) or _EVERYDAY_VERBS.get(raw[0])
+    if action is None and raw[0] in _NOUN_VERBS:
+        action = order_verb(raw)
+    if action in LOOKUPS:  # "show", "find" or "check" my email: a lookup, which one the words say
+        return LOOKUPS
     return () if action is None else (action,)
 
 
