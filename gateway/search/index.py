@@ -33,7 +33,7 @@ from .ranking import MAX_QUERY_CHARS, Ranking, blend_boosts
 from .semantic import Vectors, dense_layer, embedder, embedding_text, param_names, semantic_available
 from .text import stem
 from .typos import Corrector
-from .objects import category_markers
+from .objects import category_markers, tool_objects
 from .verbs import LOOKUPS, analyse, example_verbs
 
 _log = logging.getLogger(__name__)
@@ -167,6 +167,7 @@ class SearchIndex(Ranking):
         self._agreeing = any(d.example_requests for d in tools)  # see ranking.ACTION_AGREEMENT
         self._example_verbs = example_verbs(tools)
         self._markers = category_markers(tools)
+        self._objects = [tool_objects(d) for d in tools]
         # Each score is scaled by its tool's rank_weight before anything is ranked, so a page holds
         # the same tools whatever its size; None when every weight is 1 (nothing to scale).
         weights = [d.rank_weight for d in tools]

@@ -14,8 +14,8 @@ from collections.abc import Iterable, Sequence
 
 from ..actions import ACTIONS, normalize_action
 from ..definition import ToolDefinition
-from .text import stem, tokenize
-from .verbs import AMBIGUOUS_VERBS, everyday_action
+from .text import STOP_WORDS, stem, tokenize
+from .verbs import AMBIGUOUS_VERBS, everyday_action, order_words
 
 MIN_TOOLS = 2
 """A marker is used by at least this many tools of its category (one tool's wording is not a category's)."""
@@ -60,3 +60,23 @@ def asked_category(stems: Sequence[str], markers: dict[str, str]) -> str | None:
     """The one category the request's marked words point to, or None (none, or several)."""
     found = {markers[s] for s in stems if s in markers}
     return found.pop() if len(found) == 1 else None
+
+
+def tool_objects(d: ToolDefinition) -> frozenset[str]:
+    """The stemmed words of a tool's name and summary: what it acts on, in its own words."""
+    return frozenset(tokenize(" ".join([d.name.replace("_", " "), d.summary])))
+
+
+def request_object(raw: Sequence[str]) -> tuple[str, ...]:
+    """The stemmed words of what a request is about: the first run of words that are not stop words
+    after its verb or question ("show emails from my boss": emails; "what's on my to-do list": todo),
+    with an opening verb that is as often a noun ("email the team": email)."""
+    lead, rest = order_words(raw)
+    phrase: list[str] = [lead] if lead else []
+    for word in rest:
+        if word in STOP_WORDS:
+            if phrase and phrase != [lead]:
+                break
+            continue
+        phrase.append(word)
+    return tuple(stem(w) for w in phrase)

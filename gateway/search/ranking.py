@@ -12,9 +12,10 @@ from array import array
 from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
-from .objects import asked_category
+from .objects import asked_category, request_object
 from .semantic import Vectors
-from .verbs import analyse
+from .text import words
+from .verbs import analyse, phrasal
 
 ACTION_AGREEMENT = 0.5
 """A tool whose action is one the request asks for (its verbs name it, or a question looks something
@@ -26,6 +27,9 @@ it raised the first answer to everyday requests; on the datasets, whose tools ha
 OBJECT_AGREEMENT = 0.5
 """A tool of the one category a request's nouns point to (`objects.asked_category`) scores this much
 more (x1.5); only where the catalog's categories have marker words (`objects.category_markers`)."""
+
+NAMED_OBJECT = 0.25
+"""A tool whose name or summary names what the request is about scores this much more."""
 
 MAX_QUERY_CHARS = 4096
 """Longer queries are cut here: no request for a tool needs more, and a hostile one costs no more."""
@@ -43,6 +47,7 @@ class Ranking:
     _action: list[str]
     _example_verbs: dict[str, str]
     _markers: dict[str, str]
+    _objects: list[frozenset[str]]
     _agreeing: bool
     _weights: list[float] | None
     _codes: dict[str, tuple[dict[str, int], Any]]
@@ -91,6 +96,10 @@ class Ranking:
             category = self._category
             raised = 1.0 + OBJECT_AGREEMENT
             scores = {i: s * raised if category[i] == about else s for i, s in scores.items()}
+        named = self._named(query)
+        if named:
+            objects, raised = self._objects, 1.0 + NAMED_OBJECT
+            scores = {i: s * raised if named & objects[i] else s for i, s in scores.items()}
         if names:
             top = max(scores.values(), default=0.0) + 1.0
             exact = self._names[names[0]] == query.strip().lower()
@@ -199,7 +208,17 @@ class Ranking:
         if about is not None:
             in_category = self._np.asarray([c == about for c in self._category])
             scores = scores * self._np.where(in_category[ids], 1.0 + OBJECT_AGREEMENT, 1.0)
+        named = self._named(query)
+        if named:
+            says = self._np.asarray([bool(named & o) for o in self._objects])
+            scores = scores * self._np.where(says[ids], 1.0 + NAMED_OBJECT, 1.0)
         return scores
+
+    def _named(self, query: str) -> frozenset[str]:
+        """The request's object words (`objects.request_object`), where the catalog agrees at all."""
+        if not self._agreeing:
+            return frozenset()
+        return frozenset(request_object(phrasal(words(query[:MAX_QUERY_CHARS]))))
 
     def _action_codes(self) -> tuple[dict[str, int], Any]:
         """Each action's code, and every tool's action code (numpy), built on first use."""

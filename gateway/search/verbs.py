@@ -307,6 +307,17 @@ def asked(raw: Sequence[str]) -> tuple[str, ...]:
     return () if action is None else (action,)
 
 
+def order_words(raw: Sequence[str]) -> tuple[str, list[str]]:
+    """A request's opening verb when it is as often a noun ("email"), and the words after its verb
+    or its question's opening ("what", "did") that say what it is about."""
+    raw = _unpoliced(raw)
+    if not raw:
+        return "", []
+    if raw[0] in _QUESTION_WORDS:
+        return "", [w for w in raw[1:] if w not in _QUESTION_WORDS]
+    return (raw[0] if raw[0] in _NOUN_VERBS else ""), raw[1:]
+
+
 def everyday_action(word: str) -> str | None:
     """The action an everyday verb names ("scrap": delete), or None."""
     return _EVERYDAY_VERBS.get(word)
