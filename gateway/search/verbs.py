@@ -200,6 +200,7 @@ _EVERYDAY_PHRASAL = {
     ("fire", "off"): "send",
     ("send", "off"): "send",
     ("get", "back"): "send",
+    ("let", "know"): "send",
     ("write", "back"): "send",
     ("write", "up"): "create",
     ("write", "down"): "create",
@@ -268,7 +269,14 @@ def query_actions(raw: Sequence[str]) -> list[str]:
     raw = [w for w in raw if w not in ("s", "t")]  # "what's on" -> what, on
     if raw and raw[0] in _QUESTION_WORDS:
         return _found(raw[1:] if raw[0] in _AUXILIARIES else raw)
+    if _idiom(raw) is not None:  # "drop Sam a line" does not ask to drop anything
+        return _found(raw[1:])
     return _found(raw)
+
+
+def _idiom(raw: Sequence[str]) -> str | None:
+    """The action of the everyday idiom an order opens with ("call ... off": delete), or None."""
+    return next((a for w in raw[1:] if (a := _EVERYDAY_PHRASAL.get((raw[0], w))) is not None), None)
 
 
 def order_verb(raw: Sequence[str]) -> str | None:
@@ -294,7 +302,7 @@ def asked(raw: Sequence[str]) -> tuple[str, ...]:
     if raw[0] in _QUESTION_WORDS:
         return LOOKUPS
     later = raw[1:]
-    idiom = next((a for w in later if (a := _EVERYDAY_PHRASAL.get((raw[0], w))) is not None), None)
+    idiom = _idiom(raw)
     if idiom is not None:
         return (idiom,)
     if any(w in _PARTICLES for w in later):
