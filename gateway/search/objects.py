@@ -62,9 +62,20 @@ def asked_category(stems: Sequence[str], markers: dict[str, str]) -> str | None:
     return found.pop() if len(found) == 1 else None
 
 
+_ONE = "#one"  # a tool that reads one item (its name ends in a singular: "read_message", "get_event")
+_MANY = "#many"  # a request about several ("show emails from Sam")
+
+
 def tool_objects(d: ToolDefinition) -> frozenset[str]:
     """The stemmed words of a tool's name and summary: what it acts on, in its own words."""
-    return frozenset(tokenize(" ".join([d.name.replace("_", " "), d.summary])))
+    one = d.action == "read" and not d.name.endswith("s")
+    return frozenset([*tokenize(" ".join([d.name.replace("_", " "), d.summary])), *([_ONE] if one else [])])
+
+
+def names_object(named: frozenset[str], objects: frozenset[str]) -> bool:
+    """Whether a tool's own words (`tool_objects`) name what a request is about (`request_object`):
+    a request about several things is not about a tool that reads one."""
+    return bool(named & objects) and not (_MANY in named and _ONE in objects)
 
 
 def request_object(raw: Sequence[str]) -> tuple[str, ...]:
@@ -79,4 +90,5 @@ def request_object(raw: Sequence[str]) -> tuple[str, ...]:
                 break
             continue
         phrase.append(word)
-    return tuple(stem(w) for w in phrase)
+    many = any(len(w) > 3 and w.endswith("s") and not w.endswith("ss") for w in phrase)
+    return (*(stem(w) for w in phrase), *([_MANY] if many else []))

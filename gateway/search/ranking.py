@@ -12,7 +12,7 @@ from array import array
 from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
-from .objects import asked_category, request_object
+from .objects import asked_category, names_object, request_object
 from .semantic import Vectors
 from .text import words
 from .verbs import analyse, phrasal
@@ -99,7 +99,7 @@ class Ranking:
         named = self._named(query)
         if named:
             objects, raised = self._objects, 1.0 + NAMED_OBJECT
-            scores = {i: s * raised if named & objects[i] else s for i, s in scores.items()}
+            scores = {i: s * raised if names_object(named, objects[i]) else s for i, s in scores.items()}
         if names:
             top = max(scores.values(), default=0.0) + 1.0
             exact = self._names[names[0]] == query.strip().lower()
@@ -210,7 +210,7 @@ class Ranking:
             scores = scores * self._np.where(in_category[ids], 1.0 + OBJECT_AGREEMENT, 1.0)
         named = self._named(query)
         if named:
-            says = self._np.asarray([bool(named & o) for o in self._objects])
+            says = self._np.asarray([names_object(named, o) for o in self._objects])
             scores = scores * self._np.where(says[ids], 1.0 + NAMED_OBJECT, 1.0)
         return scores
 

@@ -143,6 +143,9 @@ _QUESTION_WORDS = frozenset(
 _AUXILIARIES = frozenset(
     ["did", "do", "does", "am", "is", "are", "was", "were", "has", "have", "can", "could"]
 )
+# A question whether something happened ("did the bank write back", "has anyone replied") asks to
+# search for it.
+_HAPPENED = frozenset(["did", "has", "have", "had"])
 LOOKUPS = ("list", "search", "read")
 """What a question asks for: to look something up, whichever way."""
 
@@ -299,6 +302,8 @@ def asked(raw: Sequence[str]) -> tuple[str, ...]:
     raw = _unpoliced(raw)
     if not raw or any(w in _CLAUSE_WORDS for w in raw):
         return ()
+    if raw[0] in _HAPPENED:
+        return ("search",)
     if raw[0] in _QUESTION_WORDS:
         return LOOKUPS
     later = raw[1:]
