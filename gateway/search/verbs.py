@@ -14,6 +14,7 @@ from functools import lru_cache
 
 from ..actions import normalize_action
 from ..definition import ToolDefinition
+from .everyday import EVERYDAY_PHRASAL, EVERYDAY_VERBS, POLITE, to_a_time
 from .text import STOP_WORDS, stem, words
 
 _PHRASES = {
@@ -149,93 +150,6 @@ _HAPPENED = frozenset(["did", "has", "have", "had"])
 LOOKUPS = ("list", "search", "read")
 """What a question asks for: to look something up, whichever way."""
 
-# Everyday verbs and idioms of the eight actions that tools' own verbs never use ("scrap the lunch",
-# "bump the review", "shoot Sam an email"): read as what the request asks (`asked`) and, in a catalog
-# whose tools have example requests (described in users' words), matched like the vocabulary's verbs.
-# General English usage, not any catalog's words.
-_EVERYDAY_VERBS = {
-    **dict.fromkeys(
-        ["postpone", "delay", "defer", "shift", "bump", "push", "rearrange", "adjust", "amend", "tweak",
-         "extend", "shorten", "lengthen", "prolong", "retitle", "reword", "revise", "alter", "reassign",
-         "star", "unstar", "flag", "unflag", "pin", "unpin", "snooze", "relabel"],
-        "update",
-    ),
-    **dict.fromkeys(
-        ["scrap", "ditch", "axe", "scratch", "wipe", "bin", "dump", "junk", "nuke", "discard", "toss",
-         "chuck", "kill", "unsubscribe"],
-        "delete",
-    ),
-    **dict.fromkeys(
-        ["book", "reserve", "arrange", "organise", "organize", "plan", "jot", "pencil", "save", "log",
-         "record", "hold", "block"],
-        "create",
-    ),
-    **dict.fromkeys(
-        ["shoot", "ping", "text", "tell", "inform", "mail", "respond", "answer"],
-        "send",
-    ),
-    **dict.fromkeys(["open", "display"], "read"),
-    **dict.fromkeys(["locate", "seek", "hunt", "dig"], "search"),
-}  # fmt: skip
-# A verb and a word later in its clause that together mean one action: "call the meeting off",
-# "take it off my calendar", "drop Sam a line", "tick it off", "pull up the notes".
-_EVERYDAY_PHRASAL = {
-    ("call", "off"): "delete",
-    ("take", "off"): "delete",
-    ("throw", "away"): "delete",
-    ("throw", "out"): "delete",
-    ("strike", "off"): "delete",
-    ("get", "rid"): "delete",
-    ("push", "back"): "update",
-    ("push", "forward"): "update",
-    ("bring", "forward"): "update",
-    ("move", "up"): "update",
-    ("move", "back"): "update",
-    ("move", "forward"): "update",
-    ("tick", "off"): "update",
-    ("check", "off"): "update",
-    ("cross", "off"): "update",
-    ("mark", "done"): "update",
-    ("mark", "complete"): "update",
-    ("mark", "finished"): "update",
-    ("drop", "line"): "send",
-    ("drop", "note"): "send",
-    ("fire", "off"): "send",
-    ("send", "off"): "send",
-    ("get", "back"): "send",
-    ("let", "know"): "send",
-    ("write", "back"): "send",
-    ("write", "up"): "create",
-    ("write", "down"): "create",
-    ("jot", "down"): "create",
-    ("note", "down"): "create",
-    ("pencil", "in"): "create",
-    ("put", "on"): "create",
-    ("put", "in"): "create",
-    ("block", "out"): "create",
-    ("block", "off"): "create",
-    ("pull", "up"): "read",
-    ("bring", "up"): "read",
-    ("look", "for"): "search",
-    ("look", "up"): "search",
-    ("dig", "up"): "search",
-    ("hunt", "for"): "search",
-}
-# An order put politely: "can you", "please", "I need to" before the verb ("can we move the call").
-_POLITE = (
-    ("please",),
-    ("can", "you"),
-    ("could", "you"),
-    ("would", "you"),
-    ("will", "you"),
-    ("can", "we"),
-    ("could", "we"),
-    ("i", "need", "to"),
-    ("i", "want", "to"),
-    ("i", "have", "to"),
-    ("go", "ahead", "and"),
-)
-
 _CLAUSE_WORDS = frozenset(["and", "then"])
 _PARTICLES = frozenset(["out", "off", "back", "away", "forward", "over", "down"])
 
@@ -279,7 +193,7 @@ def query_actions(raw: Sequence[str]) -> list[str]:
 
 def _idiom(raw: Sequence[str]) -> str | None:
     """The action of the everyday idiom an order opens with ("call ... off": delete), or None."""
-    return next((a for w in raw[1:] if (a := _EVERYDAY_PHRASAL.get((raw[0], w))) is not None), None)
+    return next((a for w in raw[1:] if (a := EVERYDAY_PHRASAL.get((raw[0], w))) is not None), None)
 
 
 def order_verb(raw: Sequence[str]) -> str | None:
@@ -312,9 +226,11 @@ def asked(raw: Sequence[str]) -> tuple[str, ...]:
         return (idiom,)
     if any(w in _PARTICLES for w in later):
         return ()
-    action = _action_of(raw[0]) or _EVERYDAY_VERBS.get(raw[0])
+    action = _action_of(raw[0]) or EVERYDAY_VERBS.get(raw[0])
     if action is None and raw[0] in _NOUN_VERBS:
         action = order_verb(raw)
+    if action is None and to_a_time(raw) and normalize_action(raw[0]) == "update":
+        action = "update"  # "move the review to friday": whatever else "move" means, not here
     if action in LOOKUPS:  # "show", "find" or "check" my email: a lookup, which one the words say
         return LOOKUPS
     return () if action is None else (action,)
@@ -333,13 +249,13 @@ def order_words(raw: Sequence[str]) -> tuple[str, list[str]]:
 
 def everyday_action(word: str) -> str | None:
     """The action an everyday verb names ("scrap": delete), or None."""
-    return _EVERYDAY_VERBS.get(word)
+    return EVERYDAY_VERBS.get(word)
 
 
 def _unpoliced(raw: Sequence[str]) -> list[str]:
     """`raw` without contractions' leftovers and a polite lead ("can you move the call": move ...)."""
     raw = [w for w in raw if w not in ("s", "t")]
-    for lead in _POLITE:
+    for lead in POLITE:
         if tuple(raw[: len(lead)]) == lead and len(raw) > len(lead):
             return raw[len(lead) :]
     return raw
