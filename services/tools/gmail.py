@@ -275,7 +275,7 @@ class ArchiveParams(BaseModel):
     examples=[*REQUESTS["gmail_archive"], {"message_ids": ["18c2f0a1"]}],
 )
 def gmail_archive(params: ArchiveParams, ctx: ToolContext) -> dict[str, Any]:
-    """Archive messages: take them out of the inbox, keeping them searchable."""
+    """Archive emails: take them out of the inbox, keeping them searchable."""
     return _modify(ctx, params.message_ids, add=[], remove=["INBOX"])
 
 
