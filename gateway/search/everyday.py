@@ -8,6 +8,7 @@ matches them only in a catalog whose tools have example requests (described in u
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import pairwise
 
 # Everyday verbs and idioms of the eight actions that tools' own verbs never use ("scrap the lunch",
 # "bump the review", "shoot Sam an email"): read as what the request asks (`asked`) and, in a catalog
@@ -107,7 +108,4 @@ _DAYS = frozenset(
 def to_a_time(raw: Sequence[str]) -> bool:
     """Whether the request moves something "to" a time ("to friday", "to 3pm", "to next week"): a
     verb of many meanings ("move", "set") then asks to change when it happens."""
-    return any(
-        word == "to" and (after in _DAYS or after[:1].isdigit())
-        for word, after in zip(raw, raw[1:], strict=False)
-    )
+    return any(word == "to" and (after in _DAYS or after[:1].isdigit()) for word, after in pairwise(raw))

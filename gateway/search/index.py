@@ -28,12 +28,12 @@ from ..definition import ToolDefinition
 from . import cache
 from .cache import IndexParts, default_cache_dir, fingerprint
 from .dense import DenseLayer
+from .objects import category_markers, tool_objects
 from .postings import ACTION_MARK, field_texts, numpy_available, numpy_module, postings
 from .ranking import MAX_QUERY_CHARS, Ranking, blend_boosts
 from .semantic import Vectors, dense_layer, embedder, embedding_text, param_names, semantic_available
 from .text import stem
 from .typos import Corrector
-from .objects import category_markers, tool_objects
 from .verbs import LOOKUPS, analyse, example_verbs
 
 _log = logging.getLogger(__name__)

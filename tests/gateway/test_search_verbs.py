@@ -6,8 +6,8 @@ import pytest
 
 from gateway import NoParams, ToolDefinition
 from gateway.search import SearchIndex, numpy_available
-from gateway.search.text import words
 from gateway.search.objects import category_markers, request_object
+from gateway.search.text import words
 from gateway.search.verbs import asked, example_verbs, order_verb, phrasal, query_actions
 
 SCORERS = [
