@@ -78,7 +78,6 @@ EVERYDAY_PHRASAL = {
     ("pull", "up"): "read",
     ("bring", "up"): "read",
     ("look", "for"): "search",
-    ("look", "up"): "search",
     ("dig", "up"): "search",
     ("hunt", "for"): "search",
 }

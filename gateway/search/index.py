@@ -28,13 +28,12 @@ from ..definition import ToolDefinition
 from . import cache
 from .cache import IndexParts, default_cache_dir, fingerprint
 from .dense import DenseLayer
-from .objects import category_markers, tool_objects
 from .postings import ACTION_MARK, field_texts, numpy_available, numpy_module, postings
 from .ranking import MAX_QUERY_CHARS, Ranking, blend_boosts
 from .semantic import Vectors, dense_layer, embedder, embedding_text, param_names, semantic_available
 from .text import stem
 from .typos import Corrector
-from .verbs import LOOKUPS, analyse, example_verbs
+from .verbs import analyse, everyday_actions
 
 _log = logging.getLogger(__name__)
 
@@ -164,10 +163,7 @@ class SearchIndex(Ranking):
         self._starts, self._ids, self._impacts = parts.starts, parts.ids, parts.impacts
         self._category = [d.category for d in tools]
         self._action = [d.action for d in tools]
-        self._agreeing = any(d.example_requests for d in tools)  # see ranking.ACTION_AGREEMENT
-        self._example_verbs = example_verbs(tools)
-        self._markers = category_markers(tools)
-        self._objects = [tool_objects(d) for d in tools]
+        self._read_users_words(tools)
         # Each score is scaled by its tool's rank_weight before anything is ranked, so a page holds
         # the same tools whatever its size; None when every weight is 1 (nothing to scale).
         weights = [d.rank_weight for d in tools]
@@ -212,9 +208,7 @@ class SearchIndex(Ranking):
     def query_terms(self, query: str) -> dict[str, float]:
         """The weighted index terms a query looks for: its words, typo corrections and action concepts."""
         counted, actions, asked, _, first = analyse(query[:MAX_QUERY_CHARS])
-        if self._agreeing:  # the everyday reading, where tools are described in users' words
-            for action in (first, *asked) if asked != LOOKUPS else (first,):
-                actions += (action,) if action and action not in actions else ()
+        actions = everyday_actions(actions, asked, first) if self._agreeing else actions
         terms: dict[str, float] = {}
         # Each distinct word once (a long request repeats its words), counted by its occurrences.
         for word, stemmed, count in counted:

@@ -12,10 +12,11 @@ from array import array
 from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
-from .objects import asked_category, names_object, request_object
+from ..definition import ToolDefinition
+from .objects import asked_category, category_markers, names_object, request_object, tool_objects
 from .semantic import Vectors
 from .text import words
-from .verbs import analyse, phrasal
+from .verbs import analyse, example_verbs, phrasal
 
 ACTION_AGREEMENT = 0.5
 """A tool whose action is one the request asks for (its verbs name it, or a question looks something
@@ -59,6 +60,14 @@ class Ranking:
 
     def __len__(self) -> int:
         return len(self._names)
+
+    def _read_users_words(self, tools: Sequence[ToolDefinition]) -> None:
+        """What the tools' example requests teach, when some have them (`ACTION_AGREEMENT`): the
+        verbs they open with, the words that mark each category, each tool's own object words."""
+        self._agreeing = any(d.example_requests for d in tools)
+        self._example_verbs = example_verbs(tools)
+        self._markers = category_markers(tools)
+        self._objects = [tool_objects(d) for d in tools]
 
     def _page_python(
         self,

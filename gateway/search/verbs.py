@@ -247,6 +247,13 @@ def order_words(raw: Sequence[str]) -> tuple[str, list[str]]:
     return (raw[0] if raw[0] in _NOUN_VERBS else ""), raw[1:]
 
 
+def everyday_actions(actions: tuple[str, ...], whole: tuple[str, ...], first: str | None) -> tuple[str, ...]:
+    """A request's actions (`query_actions`) with what it asks as a whole (`asked`, not a question's
+    lookup) and its `order_verb`: the everyday reading, where tools are described in users' words."""
+    said = (first, *whole) if whole != LOOKUPS else (first,)
+    return actions + tuple(a for a in dict.fromkeys(said) if a and a not in actions)
+
+
 def everyday_action(word: str) -> str | None:
     """The action an everyday verb names ("scrap": delete), or None."""
     return EVERYDAY_VERBS.get(word)
