@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from itertools import pairwise
 
 from ..actions import ACTIONS, normalize_action
 from ..definition import ToolDefinition
@@ -63,19 +64,27 @@ def asked_category(stems: Sequence[str], markers: dict[str, str]) -> str | None:
 
 
 _ONE = "#one"  # a tool that reads one item (its name ends in a singular: "read_message", "get_event")
-_MANY = "#many"  # a request about several ("show emails from Sam")
+_MANY = "#many"
+_INSIDE = "#in"  # a request about what is on or in the thing it names
+_CONTAINING = frozenset(["on", "in"])
+_NAMED = "="  # marks the last word of a tool's name, what it acts on ("list_tasks": task)  # a request about several ("show emails from Sam")
 
 
 def tool_objects(d: ToolDefinition) -> frozenset[str]:
     """The stemmed words of a tool's name and summary: what it acts on, in its own words."""
     one = d.action == "read" and not d.name.endswith("s")
-    return frozenset([*tokenize(" ".join([d.name.replace("_", " "), d.summary])), *([_ONE] if one else [])])
+    last = _NAMED + stem(d.name.rsplit("_", 1)[-1].lower())
+    words = tokenize(" ".join([d.name.replace("_", " "), d.summary]))
+    return frozenset([*words, last, *([_ONE] if one else [])])
 
 
-def names_object(named: frozenset[str], objects: frozenset[str]) -> bool:
-    """Whether a tool's own words (`tool_objects`) name what a request is about (`request_object`):
-    a request about several things is not about a tool that reads one."""
-    return bool(named & objects) and not (_MANY in named and _ONE in objects)
+def names_object(named: frozenset[str], objects: frozenset[str]) -> int:
+    """How closely a tool's own words (`tool_objects`) name what a request is about
+    (`request_object`): 2 when its name ends with it ("list_tasks" for "what tasks"), 1 when its name
+    or summary says it, 0 otherwise; a request about several things is not about a tool that reads one."""
+    if not named & objects or (_MANY in named and _ONE in objects):
+        return 0
+    return 2 if _INSIDE not in named and any(_NAMED + word in objects for word in named) else 1
 
 
 def request_object(raw: Sequence[str]) -> tuple[str, ...]:
@@ -84,11 +93,16 @@ def request_object(raw: Sequence[str]) -> tuple[str, ...]:
     with an opening verb that is as often a noun ("email the team": email)."""
     lead, rest = order_words(raw)
     phrase: list[str] = [lead] if lead else []
+    inside = False  # "what's on my calendar": the calendar holds what is asked for
     for word in rest:
         if word in STOP_WORDS:
             if phrase and phrase != [lead]:
                 break
+            inside = inside or word in _CONTAINING
             continue
         phrase.append(word)
     many = any(len(w) > 3 and w.endswith("s") and not w.endswith("ss") for w in phrase)
-    return (*(stem(w) for w in phrase), *([_MANY] if many else []))
+    nouns = phrase[1:] if lead else phrase
+    joined = [stem(a + b) for a, b in pairwise(nouns)]  # "task lists": a tool's "tasklists"
+    marks = [*([_MANY] if many else []), *([_INSIDE] if inside else [])]
+    return (*(stem(w) for w in phrase), *joined, *marks)

@@ -107,8 +107,8 @@ class Ranking:
             scores = {i: s * raised if category[i] == about else s for i, s in scores.items()}
         named = self._named(query)
         if named:
-            objects, raised = self._objects, 1.0 + NAMED_OBJECT
-            scores = {i: s * raised if names_object(named, objects[i]) else s for i, s in scores.items()}
+            objects, raised = self._objects, (1.0, 1.0 + NAMED_OBJECT, (1.0 + NAMED_OBJECT) ** 2)
+            scores = {i: s * raised[names_object(named, objects[i])] for i, s in scores.items()}
         if names:
             top = max(scores.values(), default=0.0) + 1.0
             exact = self._names[names[0]] == query.strip().lower()
@@ -220,7 +220,7 @@ class Ranking:
         named = self._named(query)
         if named:
             says = self._np.asarray([names_object(named, o) for o in self._objects])
-            scores = scores * self._np.where(says[ids], 1.0 + NAMED_OBJECT, 1.0)
+            scores = scores * (1.0 + NAMED_OBJECT) ** says[ids]
         return scores
 
     def _named(self, query: str) -> frozenset[str]:
