@@ -107,8 +107,8 @@ class Ranking:
             scores = {i: s * raised if category[i] == about else s for i, s in scores.items()}
         named = self._named(query)
         if named:
-            objects, raised = self._objects, (1.0, 1.0 + NAMED_OBJECT, (1.0 + NAMED_OBJECT) ** 2)
-            scores = {i: s * raised[names_object(named, objects[i])] for i, s in scores.items()}
+            objects, levels = self._objects, (1.0, 1.0 + NAMED_OBJECT, (1.0 + NAMED_OBJECT) ** 2)
+            scores = {i: s * levels[names_object(named, objects[i])] for i, s in scores.items()}
         if names:
             top = max(scores.values(), default=0.0) + 1.0
             exact = self._names[names[0]] == query.strip().lower()
