@@ -229,6 +229,8 @@ def asked(raw: Sequence[str]) -> tuple[str, ...]:
     action = _action_of(raw[0]) or EVERYDAY_VERBS.get(raw[0])
     if action is None and raw[0] in _NOUN_VERBS:
         action = order_verb(raw)
+    if action is None and normalize_action(raw[0]) in LOOKUPS:  # "check my inbox": any lookup
+        action = "read"
     if action is None and to_a_time(raw) and normalize_action(raw[0]) == "update":
         action = "update"  # "move the review to friday": whatever else "move" means, not here
     if action in LOOKUPS:  # "show", "find" or "check" my email: a lookup, which one the words say
