@@ -16,7 +16,7 @@ from ..definition import ToolDefinition
 from .objects import asked_category, category_markers, names_object, request_object, tool_objects
 from .semantic import Vectors
 from .text import words
-from .verbs import analyse, example_verbs, phrasal
+from .verbs import LOOKUPS, analyse, example_verbs, phrasal
 
 ACTION_AGREEMENT = 0.5
 """A tool whose action is one the request asks for (its verbs name it, or a question looks something
@@ -193,8 +193,10 @@ class Ranking:
         """Per action, how much a tool with that action is raised for `query` (what its verbs ask)."""
         if not self._agreeing:
             return {}
-        _, _, asked, opener, _ = analyse(query[:MAX_QUERY_CHARS])
+        _, named, asked, opener, first = analyse(query[:MAX_QUERY_CHARS])
         learned = self._example_verbs.get(opener) if opener else None
+        if not (asked or learned or named or first) and opener.endswith("s") and not opener.endswith("ss"):
+            asked = LOOKUPS  # no verb, things named: "invoices from march"
         return dict.fromkeys((*asked, learned) if learned else asked, 1.0 + ACTION_AGREEMENT)
 
     def _object(self, query: str) -> str | None:

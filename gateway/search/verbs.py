@@ -246,6 +246,8 @@ def order_words(raw: Sequence[str]) -> tuple[str, list[str]]:
         return "", []
     if raw[0] in _QUESTION_WORDS:
         return "", [w for w in raw[1:] if w not in _QUESTION_WORDS]
+    if normalize_action(raw[0]) is None and raw[0] not in EVERYDAY_VERBS and not _idiom(raw):
+        return "", raw  # no verb: "emails from Tom last week"
     return (raw[0] if raw[0] in _NOUN_VERBS else ""), raw[1:]
 
 
