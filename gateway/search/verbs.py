@@ -313,7 +313,8 @@ def analyse(
     request: str,
 ) -> tuple[tuple[tuple[str, str, int], ...], tuple[str, ...], tuple[str, ...], str, str | None]:
     """A request's distinct words without stop words (word, stem, occurrences), phrasal verbs read as
-    the word they mean, the actions its verbs name, those the whole request asks for (`asked`), its
+    the word they mean, the actions its verbs name, those the whole request asks for (`asked`; or its
+    last clause after a comma: "I can't go anymore, take it off"), its
     `opener` and its `order_verb`: what any index makes of it before its own
     vocabulary. Remembered for the last requests: a discover with learning analyses one request for
     the catalog's index and the learned one."""
@@ -322,7 +323,7 @@ def analyse(
     return (
         tuple((word, stem(word), count) for word, count in counted.items()),
         tuple(query_actions(raw)),
-        asked(raw),
+        asked(raw) or (asked(phrasal(words(request.rsplit(",", 1)[1]))) if "," in request else ()),
         opener(raw),
         order_verb(raw),
     )

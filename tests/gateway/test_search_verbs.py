@@ -8,7 +8,7 @@ from gateway import NoParams, ToolDefinition
 from gateway.search import SearchIndex, numpy_available
 from gateway.search.objects import category_markers, request_object
 from gateway.search.text import words
-from gateway.search.verbs import asked, example_verbs, order_verb, phrasal, query_actions
+from gateway.search.verbs import analyse, asked, example_verbs, order_verb, phrasal, query_actions
 
 SCORERS = [
     pytest.param(False, id="python"),
@@ -91,6 +91,11 @@ def test_an_order_opening_with_a_noun_like_verb_names_its_action() -> None:
     assert order_verb(words("email bob the slides")) == "send"
     assert order_verb(words("email from bob about the slides")) is None
     assert query_actions(words("email bob the slides")) == []  # read in a catalog with examples only
+
+
+def test_an_order_after_a_comma_is_what_the_request_asks() -> None:
+    assert analyse("the recital clashes with work, call it off")[2] == ("delete",)
+    assert analyse("thanks, that's all")[2] == ()
 
 
 def test_an_idiom_is_not_read_as_its_first_verb() -> None:
