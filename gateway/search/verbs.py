@@ -218,7 +218,7 @@ def asked(raw: Sequence[str]) -> tuple[str, ...]:
         return ()
     if raw[0] in _HAPPENED:
         return ("search",)
-    if raw[0] in _QUESTION_WORDS:
+    if raw[0] in _QUESTION_WORDS or _put_as_an_order(raw):
         return LOOKUPS
     later = raw[1:]
     idiom = _idiom(raw)
@@ -285,10 +285,21 @@ def _found(raw: Sequence[str]) -> list[str]:
     return found
 
 
+def _put_as_an_order(raw: Sequence[str]) -> bool:
+    """A question put as an order: "remind me what I have on", "tell me when the bus leaves"."""
+    return len(raw) > 2 and raw[1] == "me" and raw[2] in _QUESTION_WORDS
+
+
 def opener(raw: Sequence[str]) -> str:
     """The first word of an order of one clause when the action vocabulary does not know it ("bin
     it", "book a table"): a catalog's own example requests may tell what it asks (`example_verbs`)."""
-    if not raw or raw[0] in _QUESTION_WORDS or raw[0] in STOP_WORDS or any(w in _CLAUSE_WORDS for w in raw):
+    if (
+        not raw
+        or raw[0] in _QUESTION_WORDS
+        or raw[0] in STOP_WORDS
+        or any(w in _CLAUSE_WORDS for w in raw)
+        or _put_as_an_order(raw)
+    ):
         return ""
     return "" if normalize_action(raw[0]) is not None else raw[0]
 

@@ -79,6 +79,7 @@ def _first(index: SearchIndex, query: str) -> str:
         ("please postpone the board review", ("update",)),  # a polite lead is not the verb
         ("could you postpone the board review", ("update",)),
         ("show the invoices from march", ("list", "search", "read")),  # a lookup: which one, the words say
+        ("tell me when the plumber is coming", ("list", "search", "read")),  # a question put as an order
     ],
 )
 def test_a_request_asks_for_its_first_verbs_action_or_a_questions_lookup(
