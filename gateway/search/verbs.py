@@ -186,8 +186,9 @@ def query_actions(raw: Sequence[str]) -> list[str]:
     raw = [w for w in raw if w not in ("s", "t")]  # "what's on" -> what, on
     if raw and raw[0] in _QUESTION_WORDS:
         return _found(raw[1:] if raw[0] in _AUXILIARIES else raw)
-    if _idiom(raw) is not None:  # "drop Sam a line" does not ask to drop anything
-        return _found(raw[1:])
+    if _idiom(raw) is not None:  # "drop Sam a line" asks to drop nothing, "bring it forward" to send nothing
+        particle = next(w for w in raw[1:] if (raw[0], w) in EVERYDAY_PHRASAL)
+        return _found([w for w in raw[1:] if w != particle])
     return _found(raw)
 
 

@@ -115,7 +115,7 @@ class GetEventParams(BaseModel):
     examples=[*REQUESTS["calendar_get_event"], {"event_id": "a1b2c3"}],
 )
 def calendar_get_event(params: GetEventParams, ctx: ToolContext) -> dict[str, Any]:
-    """Get one event with all its details."""
+    """Get one event with all its details: when, where (its location), who is invited, its notes."""
     event = calendar_of(ctx).get_event(params.calendar_id, params.event_id)
     return dict(out(event, settings_of(ctx).zone))
 

@@ -103,6 +103,7 @@ def test_an_idiom_is_not_read_as_its_first_verb() -> None:
     # "drop" alone deletes; "drop someone a line" sends, and asks to delete nothing.
     assert query_actions(phrasal(words("drop the plumber a line"))) == []
     assert query_actions(phrasal(words("drop the old table"))) == ["delete"]
+    assert query_actions(phrasal(words("bring the review forward"))) == []  # "forward" sends nothing here
 
 
 def test_a_request_is_about_the_words_after_its_verb() -> None:
