@@ -99,6 +99,7 @@ AMBIGUOUS_VERBS = frozenset(
 # Of those, the ones with one meaning as a verb: an order that opens with one asks for it ("email
 # the team", "label these"); "move", "set" or "run" may mean many things.
 _NOUN_VERBS = frozenset(["email", "message", "label", "post", "draft", "share", "mark", "filter", "query"])
+_THINGS = frozenset(["email", "message", "label", "post", "draft"])  # ... that name what they make
 
 
 # After these, a request's first word is a noun ("email from Sam", "call with the bank").
@@ -249,7 +250,7 @@ def order_words(raw: Sequence[str]) -> tuple[str, list[str]]:
         return "", [w for w in raw[1:] if w not in _QUESTION_WORDS]
     if normalize_action(raw[0]) is None and raw[0] not in EVERYDAY_VERBS and not _idiom(raw):
         return "", raw  # no verb: "emails from Tom last week"
-    return (raw[0] if raw[0] in _NOUN_VERBS else ""), raw[1:]
+    return (raw[0] if raw[0] in _THINGS else ""), raw[1:]
 
 
 def everyday_actions(actions: tuple[str, ...], whole: tuple[str, ...], first: str | None) -> tuple[str, ...]:
