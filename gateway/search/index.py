@@ -33,7 +33,7 @@ from .ranking import MAX_QUERY_CHARS, Ranking, blend_boosts
 from .semantic import Vectors, dense_layer, embedder, embedding_text, param_names, semantic_available
 from .text import stem
 from .typos import Corrector
-from .verbs import analyse, everyday_actions
+from .verbs import analyse, everyday
 
 _log = logging.getLogger(__name__)
 
@@ -207,8 +207,7 @@ class SearchIndex(Ranking):
 
     def query_terms(self, query: str) -> dict[str, float]:
         """The weighted index terms a query looks for: its words, typo corrections and action concepts."""
-        counted, actions, asked, _, first = analyse(query[:MAX_QUERY_CHARS])
-        actions = everyday_actions(actions, asked, first) if self._agreeing else actions
+        counted, actions = (everyday if self._agreeing else analyse)(query[:MAX_QUERY_CHARS])[:2]
         terms: dict[str, float] = {}
         # Each distinct word once (a long request repeats its words), counted by its occurrences.
         for word, stemmed, count in counted:

@@ -253,11 +253,17 @@ def order_words(raw: Sequence[str]) -> tuple[str, list[str]]:
     return (raw[0] if raw[0] in _THINGS else ""), raw[1:]
 
 
-def everyday_actions(actions: tuple[str, ...], whole: tuple[str, ...], first: str | None) -> tuple[str, ...]:
-    """A request's actions (`query_actions`) with what it asks as a whole (`asked`, not a question's
-    lookup) and its `order_verb`: the everyday reading, where tools are described in users' words."""
+def everyday(request: str) -> tuple[tuple[tuple[str, str, int], ...], tuple[str, ...]]:
+    """`analyse`'s words and actions as read where tools are described in users' words: the actions
+    with what the request asks as a whole (`asked`, not a question's lookup) and its `order_verb`,
+    and without the verbs of a question whether something happened (`happened_verbs`)."""
+    counted, actions, whole, _, first = analyse(request)
     said = (first, *whole) if whole != LOOKUPS else (first,)
-    return actions + tuple(a for a in dict.fromkeys(said) if a and a not in actions)
+    past = happened_verbs(request)
+    return (
+        tuple(c for c in counted if c[0] not in past),
+        actions + tuple(a for a in dict.fromkeys(said) if a and a not in actions),
+    )
 
 
 def everyday_action(word: str) -> str | None:
@@ -285,6 +291,16 @@ def _found(raw: Sequence[str]) -> list[str]:
         if action is not None and action not in found:
             found.append(action)
     return found
+
+
+@lru_cache(maxsize=256)
+def happened_verbs(request: str) -> frozenset[str]:
+    """In a question whether something happened ("did the bank get back to me", "has anyone
+    replied"), its verbs: they tell what happened, not what to do, and name no tool."""
+    raw = _unpoliced(phrasal(words(request)))
+    if not raw or raw[0] not in _HAPPENED:
+        return frozenset()
+    return frozenset(w for w in raw[1:] if w not in AMBIGUOUS_VERBS and normalize_action(w) is not None)
 
 
 def _put_as_an_order(raw: Sequence[str]) -> bool:

@@ -8,7 +8,15 @@ from gateway import NoParams, ToolDefinition
 from gateway.search import SearchIndex, numpy_available
 from gateway.search.objects import category_markers, request_object
 from gateway.search.text import words
-from gateway.search.verbs import analyse, asked, example_verbs, order_verb, phrasal, query_actions
+from gateway.search.verbs import (
+    analyse,
+    asked,
+    example_verbs,
+    happened_verbs,
+    order_verb,
+    phrasal,
+    query_actions,
+)
 
 SCORERS = [
     pytest.param(False, id="python"),
@@ -92,6 +100,12 @@ def test_an_order_opening_with_a_noun_like_verb_names_its_action() -> None:
     assert order_verb(words("email bob the slides")) == "send"
     assert order_verb(words("email from bob about the slides")) is None
     assert query_actions(words("email bob the slides")) == []  # read in a catalog with examples only
+
+
+def test_the_verbs_of_a_question_whether_something_happened_name_no_tool() -> None:
+    # "did the plumber get my message": "get" is what happened, not a tool that gets.
+    assert happened_verbs("did the plumber get my message") == {"get"}
+    assert happened_verbs("get my messages") == set()
 
 
 def test_an_order_after_a_comma_is_what_the_request_asks() -> None:
