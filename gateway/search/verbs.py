@@ -194,7 +194,10 @@ def query_actions(raw: Sequence[str]) -> list[str]:
 
 
 def _idiom(raw: Sequence[str]) -> str | None:
-    """The action of the everyday idiom an order opens with ("call ... off": delete), or None."""
+    """The action of the everyday idiom an order opens with ("call ... off": delete), or None; a
+    phrase of the vocabulary comes first ("look up details for ...": search)."""
+    if len(raw) > 1 and (raw[0], raw[1]) in _PHRASES:
+        return None
     return next((a for w in raw[1:] if (a := EVERYDAY_PHRASAL.get((raw[0], w))) is not None), None)
 
 

@@ -118,6 +118,7 @@ def test_an_idiom_is_not_read_as_its_first_verb() -> None:
     assert query_actions(phrasal(words("drop the plumber a line"))) == []
     assert query_actions(phrasal(words("drop the old table"))) == ["delete"]
     assert query_actions(phrasal(words("bring the review forward"))) == []  # "forward" sends nothing here
+    assert query_actions(phrasal(words("look up the record for case 12"))) == ["search"]  # not "look for"
 
 
 def test_a_request_is_about_the_words_after_its_verb() -> None:
