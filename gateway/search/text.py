@@ -271,7 +271,8 @@ def _expand(match: re.Match[str]) -> str:
 
 
 # Two stop words joined by a hyphen are one word that means something ("to-do"), not two dropped ones.
-_COMPOUND = re.compile(r"\b([A-Za-z]+)-([A-Za-z]+)\b")
+# Only a word of two parts: "up-to-date" and "out-of-stock" are read part by part, as before.
+_COMPOUND = re.compile(r"(?<![\w-])([A-Za-z]+)-([A-Za-z]+)(?![\w-])")
 
 
 def _compound(match: re.Match[str]) -> str:
