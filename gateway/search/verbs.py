@@ -221,8 +221,10 @@ def asked(raw: Sequence[str]) -> tuple[str, ...]:
     raw = _unpoliced(raw)
     if not raw or any(w in _CLAUSE_WORDS for w in raw):
         return ()
-    if raw[0] in _HAPPENED:
-        return ("search",)
+    if raw[0] in _HAPPENED or (
+        raw[:1] == ["when"] and raw[1:2] in (["can"], ["could"]) and raw[2:3] in (["i"], ["we"])
+    ):
+        return ("search",)  # "when can I fit it in": a time to be found
     if raw[0] in _QUESTION_WORDS or _put_as_an_order(raw):
         return LOOKUPS
     later = raw[1:]

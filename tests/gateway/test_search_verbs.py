@@ -69,6 +69,8 @@ def _first(index: SearchIndex, query: str) -> str:
         ("what is due on friday", ("list", "search", "read")),
         ("did the bank write back", ("search",)),  # whether something happened: search for it
         ("has the landlord answered", ("search",)),
+        ("when can we meet next week", ("search",)),  # a time to be found
+        ("when is the board meeting", ("list", "search", "read")),
         ("mark these emails as read", ("update",)),  # "read" is the state it is set to, not the order
         ("list the comments and delete one", ()),  # two asks: neither is the request's
         ("get these emails out of my inbox", ()),  # the particle changes the verb
