@@ -1,0 +1,122 @@
+"""MCP sessions over Streamable HTTP: the real SDK client, in the handshake era (2025-11-25).
+
+With sessions (the default), a destructive call from a client that declared elicitation asks its
+user through an `elicitation/create` request, as over stdio; without them it gets the gate's
+pending id. A session belongs to the principal that opened it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import anyio
+import httpx2
+import pytest
+
+from .mcp_server_support import (
+    APPROVE,
+    DECLINE,
+    DELETE_NOTE,
+    Human,
+    audit_outcomes,
+    http_client,
+    http_server,
+    text_of,
+    write_config,
+)
+
+NO_SESSIONS = {"GATEWAY_SERVE_SESSIONS": "false"}
+LEGACY = "2025-11-25"
+
+
+def test_a_handshake_era_client_in_a_session_is_asked_and_its_answer_decides(tmp_path: Path) -> None:
+    human = Human([APPROVE, DECLINE])
+
+    async def scenario(url: str) -> None:
+        async with http_client(url, mode="legacy", elicitation_callback=human) as client:
+            approved = await client.call_tool("invoke_tool", DELETE_NOTE)
+            assert approved.structured_content == {"deleted": "n1", "by": "local"}
+            declined = await client.call_tool("invoke_tool", DELETE_NOTE)
+            assert text_of(declined)["error"]["code"] == "declined"
+
+    with http_server(write_config(tmp_path, elicitation=True)) as server:
+        anyio.run(scenario, server.url)
+    assert [q.split(" [")[0] for q in human.asked] == ["Approve this action? Delete a note for good"] * 2
+    assert audit_outcomes(tmp_path, "notes_delete") == [
+        "pending_confirmation",
+        "approved_by_host",
+        "approved",
+        "attempt",
+        "executed",
+        "pending_confirmation",
+        "denied_by_host",
+        "declined",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("elicitation", "env"),
+    [(True, NO_SESSIONS), (False, {})],
+    ids=["without-sessions", "elicitation-not-an-approver"],
+)
+def test_a_handshake_era_client_that_may_not_be_asked_gets_the_pending_id(
+    tmp_path: Path, elicitation: bool, env: dict[str, str]
+) -> None:
+    human = Human([APPROVE])
+
+    async def scenario(url: str) -> None:
+        async with http_client(url, mode="legacy", elicitation_callback=human) as client:
+            body = text_of(await client.call_tool("invoke_tool", DELETE_NOTE))
+            assert body["status"] == "confirmation_required"
+
+    with http_server(write_config(tmp_path, elicitation=elicitation), env=env) as server:
+        anyio.run(scenario, server.url)
+    assert human.asked == []
+    assert audit_outcomes(tmp_path) == ["pending_confirmation"]
+
+
+ALICE, BOB = "alice-token-0123456789", "bob-token-9876543210"
+TOKENS = "".join(
+    f'\n[[serve.tokens]]\nprincipal = "{name}"\nsha256 = "{hashlib.sha256(token.encode()).hexdigest()}"\n'
+    for name, token in (("alice", ALICE), ("bob", BOB))
+)
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": LEGACY,
+        "capabilities": {"elicitation": {}},
+        "clientInfo": {"name": "probe", "version": "1"},
+    },
+}
+LIST_TOOLS = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+
+
+def _headers(token: str, session: str | None = None) -> dict[str, str]:
+    headers = {
+        "Authorization": f"Bearer {token}",
+        "Accept": "application/json, text/event-stream",
+        "MCP-Protocol-Version": LEGACY,
+    }
+    return headers | ({"Mcp-Session-Id": session} if session else {})
+
+
+def test_a_session_id_presented_by_another_principal_is_not_found(tmp_path: Path) -> None:
+    with (
+        http_server(write_config(tmp_path, TOKENS, elicitation=True)) as server,
+        httpx2.Client(timeout=30) as http,
+    ):
+        opened = http.post(server.url, json=INITIALIZE, headers=_headers(ALICE))
+        assert opened.status_code == 200
+        session = opened.headers["mcp-session-id"]
+        initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+        assert http.post(server.url, json=initialized, headers=_headers(ALICE, session)).status_code == 202
+
+        stolen = http.post(server.url, json=LIST_TOOLS, headers=_headers(BOB, session))
+        assert stolen.status_code == 404
+        assert "invoke_tool" not in stolen.text
+        # Bob's attempt changed nothing for alice: her session still answers her.
+        own = http.post(server.url, json=LIST_TOOLS, headers=_headers(ALICE, session))
+        assert own.status_code == 200 and "invoke_tool" in own.text
