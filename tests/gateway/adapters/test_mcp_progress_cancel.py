@@ -25,6 +25,7 @@ WAIT = {"tool_name": "slow_wait", "parameters": {}}
 RELEASE = {"tool_name": "slow_release", "parameters": {}}
 REPORT = {"tool_name": "slow_report", "parameters": {}}
 STARTED = {"tool_name": "slow_started", "parameters": {}}
+STATELESS = {"GATEWAY_SERVE_SESSIONS": "false"}
 
 
 def _config(directory: Path) -> Path:
@@ -61,7 +62,8 @@ def test_a_slow_call_sends_progress_to_a_client_that_gave_a_token(tmp_path: Path
     assert text_of(result[0]) == {"released": True}, text_of(result[0])
 
 
-def test_a_cancelled_call_stops_its_tool_and_the_audit_log_says_cancelled(tmp_path: Path) -> None:
+@pytest.mark.parametrize("mode", ["2026-07-28", "legacy"], ids=["2026-07-28", "2025-11-25-in-a-session"])
+def test_a_cancelled_call_stops_its_tool_and_the_audit_log_says_cancelled(tmp_path: Path, mode: str) -> None:
     reports: list[types.CallToolResult] = []
 
     async def scenario(url: str) -> None:
@@ -70,7 +72,7 @@ def test_a_cancelled_call_stops_its_tool_and_the_audit_log_says_cancelled(tmp_pa
         async def on_progress(value: float, total: float | None, message: str | None) -> None:
             running.set()
 
-        async with http_client(url) as client, anyio.create_task_group() as tg:
+        async with http_client(url, mode=mode) as client, anyio.create_task_group() as tg:
             call = anyio.CancelScope()
 
             async def wait() -> None:
@@ -126,7 +128,7 @@ def test_a_cancel_from_another_caller_stops_nothing(tmp_path: Path) -> None:
                     statuses.append((await mallory.post(url, json=body)).status_code)
             await alice.call_tool("invoke_tool", RELEASE)
 
-    with http_server(config, env=tokens) as server:
+    with http_server(config, env=tokens | STATELESS) as server:
         anyio.run(scenario, server.url)
     assert set(statuses) == {202}
     assert text_of(result[0]) == {"released": True}
@@ -175,6 +177,7 @@ def test_a_failing_call_with_progress_raises_its_own_error_not_a_group() -> None
 
 
 def test_a_cancelled_plain_json_call_is_answered_request_cancelled(tmp_path: Path) -> None:
+    """Without sessions, the cancel is a request of its own; the call it names still gets an answer."""
     headers = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-11-25"}
     answers: dict[str, Any] = {}
 
@@ -194,7 +197,7 @@ def test_a_cancelled_plain_json_call_is_answered_request_cancelled(tmp_path: Pat
             assert (await http.post(url, json=cancel)).status_code == 202
             answers["report"] = (await http.post(url, json=call(43, REPORT))).json()
 
-    with http_server(_config(tmp_path)) as server:
+    with http_server(_config(tmp_path), env=STATELESS) as server:
         anyio.run(scenario, server.url)
     assert answers["wait"]["id"] == 41 and answers["wait"]["error"]["code"] == -32800
     report = json.loads(answers["report"]["result"]["content"][0]["text"])
