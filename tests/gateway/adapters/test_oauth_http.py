@@ -84,6 +84,33 @@ def test_a_401_points_to_the_protected_resource_metadata(served: Served) -> None
         assert metadata["scopes_supported"] == ["mcp:tools"]
 
 
+def test_a_browser_page_on_another_site_reads_the_metadata_but_not_mcp(served: Served) -> None:
+    """The Inspector's web UI discovers how to sign in cross-origin; /mcp keeps its Origin check."""
+    page = {"Origin": "http://localhost:6274"}
+    for url in (
+        f"{served.origin}/.well-known/oauth-protected-resource/mcp",
+        f"{served.origin}/.well-known/oauth-protected-resource",
+    ):
+        preflight = httpx2.options(
+            url,
+            headers=page
+            | {
+                "Access-Control-Request-Method": "GET",
+                "Access-Control-Request-Headers": "mcp-protocol-version",
+            },
+        )
+        assert preflight.status_code == 200
+        assert preflight.headers["access-control-allow-origin"] == "*"
+        read = httpx2.get(url, headers=page)
+        assert read.status_code == 200 and read.headers["access-control-allow-origin"] == "*"
+        assert read.json()["resource"] == served.url
+    body = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    refused = httpx2.post(
+        served.url, json=body, headers=page | {"Accept": "application/json, text/event-stream"}
+    )
+    assert refused.status_code == 403 and refused.json()["error"] == "forbidden_origin"
+
+
 def test_a_token_without_the_required_scope_gets_403_insufficient_scope(served: Served) -> None:
     issuer = served.issuer
     refused = post(served.url, issuer.sign(issuer.claims(served.url, scope="openid profile")))
