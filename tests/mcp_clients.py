@@ -43,7 +43,7 @@ def node() -> Path | None:
     if system := shutil.which("node"):
         candidates.append(Path(system))
     for candidate in candidates:
-        version = subprocess.run([candidate, "--version"], capture_output=True, text=True).stdout
+        version = subprocess.run([candidate, "--version"], check=False, capture_output=True, text=True).stdout
         if version.startswith("v") and int(version[1:].split(".")[0]) >= MIN_NODE:
             return candidate
     return None
