@@ -1,9 +1,13 @@
 """`gateway serve --transport http`: the application it runs and the socket it listens on.
 
-One Starlette application holds MCP (Streamable HTTP, stateless, at `[serve] path`), the extra
-routes (`/metrics`) and the console (`/console`), all behind one Host and Origin check
-(`origins.HostOriginGuard`). MCP messages are checked first (`jsonrpc_checks.JsonRpcGuard`); a call
-with a progress token is answered as an SSE stream, everything else as plain JSON (`mcp_calls`).
+One Starlette application holds MCP (Streamable HTTP at `[serve] path`), the extra routes
+(`/metrics`) and the console (`/console`), all behind one Host and Origin check
+(`origins.HostOriginGuard`). MCP messages are checked first (`jsonrpc_checks.JsonRpcGuard`).
+
+With sessions (`[serve] sessions`, the default) a handshake-era client gets an `Mcp-Session-Id`
+bound to its token's identity, and every answer is an SSE stream, which can carry an elicitation
+request and progress. Without them the server is stateless: a call with a progress token is
+answered as an SSE stream, everything else as plain JSON (`mcp_calls`).
 """
 
 from __future__ import annotations
@@ -94,7 +98,7 @@ def http_app(
     sessions = settings.serve.sessions
     app = server.streamable_http_app(
         streamable_http_path=settings.serve.path,
-        # A session streams (SSE) so a call can ask its client a question (mcp_sessions.py).
+        # A session answers as SSE streams, so a call can ask its client a question (elicitation).
         stateless_http=not sessions,
         json_response=not sessions,
         transport_security=unchecked,
