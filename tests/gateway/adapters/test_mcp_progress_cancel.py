@@ -35,7 +35,8 @@ def _config(directory: Path) -> Path:
     return path
 
 
-def test_a_slow_call_sends_progress_to_a_client_that_gave_a_token(tmp_path: Path) -> None:
+@pytest.mark.parametrize("mode", ["2026-07-28", "legacy"], ids=["2026-07-28", "2025-11-25-in-a-session"])
+def test_a_slow_call_sends_progress_to_a_client_that_gave_a_token(tmp_path: Path, mode: str) -> None:
     progress: list[tuple[float, str | None]] = []
     result: list[types.CallToolResult] = []
 
@@ -46,7 +47,7 @@ def test_a_slow_call_sends_progress_to_a_client_that_gave_a_token(tmp_path: Path
             progress.append((value, message))
             beat.set()
 
-        async with http_client(url) as client, anyio.create_task_group() as tg:
+        async with http_client(url, mode=mode) as client, anyio.create_task_group() as tg:
 
             async def wait() -> None:
                 result.append(await client.call_tool("invoke_tool", WAIT, progress_callback=on_progress))

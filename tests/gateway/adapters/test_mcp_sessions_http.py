@@ -28,19 +28,27 @@ from .mcp_server_support import (
 
 NO_SESSIONS = {"GATEWAY_SERVE_SESSIONS": "false"}
 LEGACY = "2025-11-25"
+ALICE, BOB = "alice-token-0123456789", "bob-token-9876543210"
+TOKENS = "".join(
+    f'\n[[serve.tokens]]\nprincipal = "{name}"\nsha256 = "{hashlib.sha256(token.encode()).hexdigest()}"\n'
+    for name, token in (("alice", ALICE), ("bob", BOB))
+)
 
 
-def test_a_handshake_era_client_in_a_session_is_asked_and_its_answer_decides(tmp_path: Path) -> None:
+@pytest.mark.parametrize("token", [None, ALICE], ids=["no-tokens", "a-principals-token"])
+def test_a_handshake_era_client_in_a_session_is_asked_and_its_answer_decides(
+    tmp_path: Path, token: str | None
+) -> None:
     human = Human([APPROVE, DECLINE])
 
     async def scenario(url: str) -> None:
-        async with http_client(url, mode="legacy", elicitation_callback=human) as client:
+        async with http_client(url, token, mode="legacy", elicitation_callback=human) as client:
             approved = await client.call_tool("invoke_tool", DELETE_NOTE)
-            assert approved.structured_content == {"deleted": "n1", "by": "local"}
+            assert approved.structured_content == {"deleted": "n1", "by": "alice" if token else "local"}
             declined = await client.call_tool("invoke_tool", DELETE_NOTE)
             assert text_of(declined)["error"]["code"] == "declined"
 
-    with http_server(write_config(tmp_path, elicitation=True)) as server:
+    with http_server(write_config(tmp_path, TOKENS if token else "", elicitation=True)) as server:
         anyio.run(scenario, server.url)
     assert [q.split(" [")[0] for q in human.asked] == ["Approve this action? Delete a note for good"] * 2
     assert audit_outcomes(tmp_path, "notes_delete") == [
@@ -76,11 +84,6 @@ def test_a_handshake_era_client_that_may_not_be_asked_gets_the_pending_id(
     assert audit_outcomes(tmp_path) == ["pending_confirmation"]
 
 
-ALICE, BOB = "alice-token-0123456789", "bob-token-9876543210"
-TOKENS = "".join(
-    f'\n[[serve.tokens]]\nprincipal = "{name}"\nsha256 = "{hashlib.sha256(token.encode()).hexdigest()}"\n'
-    for name, token in (("alice", ALICE), ("bob", BOB))
-)
 INITIALIZE = {
     "jsonrpc": "2.0",
     "id": 1,

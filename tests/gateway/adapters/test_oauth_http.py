@@ -111,6 +111,30 @@ def test_a_browser_page_on_another_site_reads_the_metadata_but_not_mcp(served: S
     assert refused.status_code == 403 and refused.json()["error"] == "forbidden_origin"
 
 
+def test_a_session_opened_with_one_users_token_is_not_found_with_anothers(served: Served) -> None:
+    issuer = served.issuer
+    alice = issuer.sign(issuer.claims(served.url))
+    mallory = issuer.sign(issuer.claims(served.url, sub="mallory"))
+    version = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-11-25"}
+    hello = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+    listing = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+    with httpx2.Client(timeout=30) as http:
+        opened = http.post(
+            served.url,
+            json={"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello},
+            headers=version | {"Authorization": f"Bearer {alice}"},
+        )
+        session = {"Mcp-Session-Id": opened.headers["mcp-session-id"]}
+        stolen = http.post(
+            served.url, json=listing, headers=version | session | {"Authorization": f"Bearer {mallory}"}
+        )
+        own = http.post(
+            served.url, json=listing, headers=version | session | {"Authorization": f"Bearer {alice}"}
+        )
+    assert stolen.status_code == 404 and "invoke_tool" not in stolen.text
+    assert own.status_code == 200 and "invoke_tool" in own.text
+
+
 def test_a_token_without_the_required_scope_gets_403_insufficient_scope(served: Served) -> None:
     issuer = served.issuer
     refused = post(served.url, issuer.sign(issuer.claims(served.url, scope="openid profile")))
