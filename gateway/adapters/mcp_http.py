@@ -130,7 +130,7 @@ def _check_messages(
     sse = StreamableHTTPASGIApp(streaming) if streams else None
 
     def guard(endpoint: Any) -> Any:
-        checked = JsonRpcGuard(endpoint, path, streaming=sse, cancel=cancel)
+        checked = JsonRpcGuard(endpoint, path, streaming=sse, cancel=cancel, sessions=not streams)
         # The guard reads the whole body, so the SDK's own size limit comes first (413).
         return RequestBodyLimitMiddleware(checked, DEFAULT_MAX_REQUEST_BODY_SIZE)
 

@@ -204,3 +204,46 @@ def test_a_cancelled_plain_json_call_is_answered_request_cancelled(tmp_path: Pat
     report = json.loads(answers["report"]["result"]["content"][0]["text"])
     assert report == {"cancelled": True, "finished": False}
     assert audit_outcomes(tmp_path, "slow_wait") == ["cancelled"]
+
+
+def test_in_a_session_a_cancel_stops_that_sessions_call_not_anothers_with_the_same_id(tmp_path: Path) -> None:
+    """Request ids are per session: two sessions of one caller both run their call number n."""
+    results: dict[str, Any] = {}
+
+    async def scenario(url: str) -> None:
+        running = {"a": anyio.Event(), "b": anyio.Event()}
+
+        def on_progress(name: str) -> Any:
+            async def seen(value: float, total: float | None, message: str | None) -> None:
+                running[name].set()
+
+            return seen
+
+        async with (
+            http_client(url, mode="legacy") as a,
+            http_client(url, mode="legacy") as b,
+            anyio.create_task_group() as tg,
+        ):
+            call_a = anyio.CancelScope()
+
+            async def wait_a() -> None:
+                with call_a:
+                    await a.call_tool("invoke_tool", WAIT, progress_callback=on_progress("a"))
+
+            async def wait_b() -> None:
+                results["b"] = await b.call_tool("invoke_tool", WAIT, progress_callback=on_progress("b"))
+
+            tg.start_soon(wait_a)
+            tg.start_soon(wait_b)
+            with anyio.fail_after(30):
+                await running["a"].wait()
+                await running["b"].wait()
+            call_a.cancel()  # a sends notifications/cancelled for its request id, which b's call shares
+            results["report"] = await a.call_tool("invoke_tool", REPORT)
+            await a.call_tool("invoke_tool", RELEASE)
+
+    with http_server(_config(tmp_path)) as server:
+        anyio.run(scenario, server.url)
+    assert text_of(results["b"]) == {"released": True}, text_of(results["b"])
+    assert text_of(results["report"]) == {"cancelled": True, "finished": False}
+    assert sorted(audit_outcomes(tmp_path, "slow_wait")) == ["cancelled", "executed"]
