@@ -13,11 +13,14 @@ from pathlib import Path
 import anyio
 import httpx2
 import pytest
+from starlette.types import Receive, Scope, Send
 
+from ..loopback_http import loopback
 from .mcp_server_support import (
     APPROVE,
     DECLINE,
     DELETE_NOTE,
+    SECRET,
     Human,
     audit_outcomes,
     http_client,
@@ -123,3 +126,102 @@ def test_a_session_id_presented_by_another_principal_is_not_found(tmp_path: Path
         # Bob's attempt changed nothing for alice: her session still answers her.
         own = http.post(server.url, json=LIST_TOOLS, headers=_headers(ALICE, session))
         assert own.status_code == 200 and "invoke_tool" in own.text
+
+
+# -- replicas behind a router that learns session ids ----------------------------------------
+
+
+class StickyRouter:
+    """The load balancer of docs/mcp.md's sessions: it learns each session id from the answer.
+
+    A request with a known `Mcp-Session-Id` goes to the replica that issued it; any other goes to
+    the next replica in turn. Bodies stream both ways (SSE).
+    """
+
+    def __init__(self, replicas: list[str]) -> None:
+        self.replicas = replicas
+        self.sessions: dict[str, str] = {}
+        self.turn = 0
+        self.routed: list[tuple[str, str]] = []  # (method, replica)
+
+    def pick(self, session: str | None) -> str:
+        if session is not None and session in self.sessions:
+            return self.sessions[session]
+        self.turn += 1
+        return self.replicas[self.turn % len(self.replicas)]
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            while (await receive())["type"] != "lifespan.shutdown":
+                await send({"type": "lifespan.startup.complete"})
+            await send({"type": "lifespan.shutdown.complete"})
+            return
+        headers = [(k, v) for k, v in scope["headers"] if k not in (b"host", b"connection")]
+        session = next((v.decode() for k, v in headers if k == b"mcp-session-id"), None)
+        target = self.pick(session)
+        self.routed.append((scope["method"], target))
+        body = b""
+        while True:
+            event = await receive()
+            body += event.get("body", b"")
+            if not event.get("more_body", False):
+                break
+        async with httpx2.AsyncClient(timeout=None) as upstream:
+            request = upstream.build_request(
+                scope["method"], target + scope["path"], headers=headers, content=body
+            )
+            response = await upstream.send(request, stream=True)
+            issued = response.headers.get("mcp-session-id")
+            if issued:
+                self.sessions[issued] = target
+            passed = [
+                (k.encode(), v.encode())
+                for k, v in response.headers.multi_items()
+                if k.lower() not in ("transfer-encoding", "connection")
+            ]
+            await send({"type": "http.response.start", "status": response.status_code, "headers": passed})
+            async for chunk in response.aiter_raw():
+                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+            await response.aclose()
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+def test_behind_a_router_that_learns_session_ids_each_replicas_sessions_get_their_dialogs(
+    tmp_path: Path,
+) -> None:
+    store = f'\n[confirmation]\nstore = "sqlite"\npath = "{tmp_path / "shared" / "confirmations.sqlite3"}"\n'
+    humans = [Human([APPROVE]), Human([APPROVE])]
+
+    def replica(name: str) -> Path:
+        audit = f'\n[audit]\npath = "{tmp_path / name / "audit.jsonl"}"\n'
+        return write_config(tmp_path / name, store + audit, data_dir=tmp_path / "shared", elicitation=True)
+
+    async def scenario(url: str) -> None:
+        # A request sent to the wrong replica would leave the client waiting: fail instead.
+        with anyio.fail_after(60):
+            async with (
+                http_client(url, mode="legacy", elicitation_callback=humans[0]) as first,
+                http_client(url, mode="legacy", elicitation_callback=humans[1]) as second,
+            ):
+                for client in (first, second):
+                    done = await client.call_tool("invoke_tool", DELETE_NOTE)
+                    assert done.structured_content == {"deleted": "n1", "by": "local"}
+
+    env = {"GATEWAY_CONFIRMATION_SECRET": SECRET}
+    with (
+        http_server(replica("a"), env=env) as a,
+        http_server(replica("b"), env=env) as b,
+    ):
+        router = StickyRouter([a.url.removesuffix("/mcp"), b.url.removesuffix("/mcp")])
+        with loopback(router) as front:
+            anyio.run(scenario, front + "/mcp")
+    assert [len(h.asked) for h in humans] == [1, 1]
+    assert len(router.sessions) == 2 and set(router.sessions.values()) == set(router.replicas)
+    for name in ("a", "b"):  # one session on each: its call asked, approved and ran there
+        assert audit_outcomes(tmp_path / name) == [
+            "pending_confirmation",
+            "approved_by_host",
+            "approved",
+            "attempt",
+            "executed",
+        ]
