@@ -346,6 +346,10 @@ class ConfirmationGate:
             "Show the user the preview and wait for their approval before calling again with this id.",
         )
 
+    def now(self) -> float:
+        """The gate's clock, which pending confirmations expire by."""
+        return self._clock()
+
     def allows(self, channel: str) -> bool:
         """Whether approvals from `channel` are taken (`[confirmation] approvers`)."""
         return channel in self.approvers

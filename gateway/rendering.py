@@ -174,6 +174,16 @@ def error_payload(error: ErrorInfo) -> dict[str, Any]:
     return {"error": body}
 
 
+INVOKE_PAUSED = (
+    "Show the user the preview and ask them to approve it. After they approve, call invoke_tool "
+    "again with the same tool_name and parameters and confirmation set to the pending_id."
+)
+PROGRAM_PAUSED = (
+    "Show the user the preview and ask them to approve it. After they approve, call run_code again with "
+    "confirmation set to the pending_id; the program resumes where it stopped."
+)
+
+
 def result_payload(result: ToolResult) -> Any:
     """The JSON value the model receives for a result."""
     if result.status == "error" and result.error is not None:
@@ -183,10 +193,7 @@ def result_payload(result: ToolResult) -> Any:
             "status": "confirmation_required",
             "pending_id": result.pending.pending_id,
             "preview": result.pending.preview,
-            "next_step": (
-                "Show the user the preview and ask them to approve it. After they approve, call invoke_tool "
-                "again with the same tool_name and parameters and confirmation set to the pending_id."
-            ),
+            "next_step": PROGRAM_PAUSED if result.tool == "run_code" else INVOKE_PAUSED,
         }
     return to_jsonable(result.output)
 

@@ -10,6 +10,7 @@ from contextlib import contextmanager, suppress
 from datetime import datetime
 from pathlib import Path
 
+from . import code
 from .audit import JsonlAuditLog
 from .catalog import Catalog, bulk_allocation
 from .config import Settings
@@ -205,7 +206,7 @@ def open_gateway(
         closers.append(telemetry.close)  # closed first: its last export still counts pending approvals
         limiter = limiter_from(settings.limits, settings.limiter)
         closers.append(limiter.close)
-        yield Gateway(
+        gateway = Gateway(
             catalog,
             resources=resources,
             policy=policy,
@@ -216,6 +217,9 @@ def open_gateway(
             dense={"auto": None, "on": True, "off": False}[settings.search.dense.mode],
             limits=limiter,
         )
+        if settings.code.enabled:  # run_code, the fourth meta-tool (docs/code-mode.md)
+            closers.append(code.enable(gateway, settings.code).close)
+        yield gateway
     finally:
         for close in reversed(closers):
             with suppress(Exception):

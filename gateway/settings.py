@@ -276,6 +276,18 @@ class LimitSettings(_Section):
         return _WINDOWS[self.window]
 
 
+class CodeSettings(_Section):
+    """Code mode (docs/code-mode.md): `run_code`, a program over the catalog, run in a sandbox."""
+
+    enabled: bool = False
+    wall_seconds: float = Field(60.0, gt=0)  # a program's running time, tool calls included, pauses not
+    cpu_seconds: float = Field(5.0, gt=0)  # time the sandbox spends executing the program itself
+    memory_mb: int = Field(64, ge=8)
+    max_calls: int = Field(50, ge=1)  # calls of call(), discover() and schema() in one program
+    max_result_bytes: int = Field(20_000, ge=256)  # its result and printed text, as JSON
+    max_paused: int = Field(64, ge=1)  # programs waiting for an approval at once; the oldest ends first
+
+
 class LimiterSettings(_Section):
     """Where the `[[limits]]` keep their counts (docs/limits.md)."""
 
@@ -315,6 +327,7 @@ class Settings(_Section):
     limits: list[LimitSettings] = []
     """Rate limits and quotas on calls, by principal, tool, category and source (docs/limits.md)."""
     limiter: LimiterSettings = LimiterSettings()
+    code: CodeSettings = CodeSettings()
 
     @field_validator("limits")
     @classmethod

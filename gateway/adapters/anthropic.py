@@ -29,9 +29,21 @@ _CACHE = {"type": "ephemeral"}
 # -- definitions ---------------------------------------------------------------------
 
 
-def tool_param(d: ToolDefinition, *, defer_loading: bool = False, cache: bool = False) -> dict[str, Any]:
-    """One tool as an Anthropic `ToolParam` (`name`, `description`, `input_schema`)."""
+CODE_EXECUTION = "code_execution_20250825"
+"""Anthropic's code execution tool, whose programs may call tools offered to it (`allowed_callers`)."""
+
+
+def tool_param(
+    d: ToolDefinition, *, defer_loading: bool = False, cache: bool = False, programmatic: bool = False
+) -> dict[str, Any]:
+    """One tool as an Anthropic `ToolParam` (`name`, `description`, `input_schema`).
+
+    `programmatic`: the model may also call it from code it runs in Anthropic's code execution tool
+    (programmatic tool calling); each such call still reaches the host as a `tool_use`.
+    """
     out: dict[str, Any] = {"name": d.name, "description": d.description, "input_schema": d.json_schema}
+    if programmatic:
+        out["allowed_callers"] = ["direct", CODE_EXECUTION]
     if defer_loading:
         out["defer_loading"] = True
     if cache:
@@ -49,7 +61,7 @@ def server_search_tool(search: Literal["bm25", "regex"]) -> dict[str, Any]:
 
 
 def request_tools(
-    plan: ToolPlan, *, search: SearchMode = "client", cache: bool = True
+    plan: ToolPlan, *, search: SearchMode = "client", cache: bool = True, programmatic: bool = False
 ) -> list[dict[str, Any]]:
     """The `tools` of a request for a tool plan.
 
@@ -57,17 +69,17 @@ def request_tools(
     tool is always loaded. The cache marker goes on the last loaded tool: deferred tools
     must not carry one.
     """
-    out: list[dict[str, Any]] = []
+    out: list[dict[str, Any]] = [{"type": CODE_EXECUTION, "name": "code_execution"}] if programmatic else []
     if plan.search is not None:
         out.append(tool_param(plan.search))
     elif plan.deferred:
         if search == "client":
             raise UserError("client-side tool search needs the search tool in the plan")
         out.append(server_search_tool(search))
-    out.extend(tool_param(d) for d in plan.loaded)
+    out.extend(tool_param(d, programmatic=programmatic) for d in plan.loaded)
     if cache and out:
         out[-1] = {**out[-1], "cache_control": dict(_CACHE)}
-    out.extend(tool_param(d, defer_loading=True) for d in plan.deferred)
+    out.extend(tool_param(d, defer_loading=True, programmatic=programmatic) for d in plan.deferred)
     return out
 
 
@@ -124,6 +136,11 @@ def turn_from_blocks(
     return ModelTurn(text, calls, stop_reason, message)
 
 
+def _container(message: Any) -> str | None:
+    found = getattr(message, "container", None)
+    return getattr(found, "id", None)
+
+
 def parse_message(message: Any) -> ModelTurn:
     """A turn from a (non-streamed) SDK `Message`."""
     return turn_from_blocks([_as_dict(b) for b in message.content], message.stop_reason, {})
@@ -141,9 +158,14 @@ class MessageAccumulator:
         self.inputs: dict[int, str] = {}
         self.malformed: dict[int, str] = {}
         self.stop_reason: str | None = None
+        self.container: str | None = None  # the code execution container, when one ran
 
     def feed(self, event: Any, on_text: TextSink | None) -> None:
         kind = event.type
+        if kind in ("message_start", "message_delta"):
+            self.container = (
+                _container(event.message if kind == "message_start" else event.delta) or self.container
+            )
         if kind == "content_block_start":
             block = _as_dict(event.content_block)
             self.blocks[event.index] = block
@@ -203,6 +225,10 @@ class AnthropicMessages:
         tool_search: with `Agent(deferred=True)`: "client" (the gateway's search answers a custom
             search tool with `tool_reference` blocks), "bm25" or "regex" (Anthropic's servers search).
         cache: put a prompt-cache marker on the last loaded tool.
+        programmatic: offer the gateway's tools to Anthropic's code execution tool too (programmatic
+            tool calling, `allowed_callers`): the model's code calls them, and each call reaches this
+            loop as a `tool_use` and goes through the gateway like any other. The conversation's
+            container is sent back with each later request.
         options: more `messages.create` arguments (temperature, thinking, metadata, ...).
     """
 
@@ -218,6 +244,7 @@ class AnthropicMessages:
         stream: bool = True,
         tool_search: SearchMode = "client",
         cache: bool = True,
+        programmatic: bool = False,
         options: Mapping[str, Any] | None = None,
     ) -> None:
         self.client: Any = client
@@ -227,6 +254,8 @@ class AnthropicMessages:
         self.tool_search: SearchMode = tool_search
         self.cache = cache
         self.options = dict(options or {})
+        self.programmatic = programmatic
+        self.container: str | None = None
         self._tools: tuple[ToolPlan, list[dict[str, Any]]] | None = None
 
     @property
@@ -235,7 +264,10 @@ class AnthropicMessages:
 
     def request_tools(self, plan: ToolPlan) -> list[dict[str, Any]]:
         if self._tools is None or self._tools[0] is not plan:
-            self._tools = (plan, request_tools(plan, search=self.tool_search, cache=self.cache))
+            tools = request_tools(
+                plan, search=self.tool_search, cache=self.cache, programmatic=self.programmatic
+            )
+            self._tools = (plan, tools)
         return self._tools[1]
 
     def add_user(self, history: list[Any], text: str) -> None:
@@ -252,17 +284,21 @@ class AnthropicMessages:
             kwargs["system"] = request.system
         if not request.allow_tools:
             kwargs["tool_choice"] = {"type": "none"}
+        if self.container is not None:  # the code the model runs there is waiting for its calls
+            kwargs["container"] = self.container
         kwargs.update(self.options)
         if not self.stream:
             message = await call_sdk(
                 self.client.messages.create, kwargs, stream=False, feed=_no_feed, on_text=None
             )
+            self.container = _container(message) or self.container
             return parse_message(message)
         acc = MessageAccumulator()
         kwargs["stream"] = True
         await call_sdk(
             self.client.messages.create, kwargs, stream=True, feed=acc.feed, on_text=request.on_text
         )
+        self.container = acc.container or self.container
         return acc.turn()
 
     def add_turn(self, history: list[Any], turn: ModelTurn) -> None:

@@ -46,6 +46,7 @@ TITLES = {
     "discover_tools": "Discover tools",
     "get_tool_schema": "Read a tool's schema",
     "invoke_tool": "Run a tool",
+    "run_code": "Run a program",
 }
 """The meta-tools' display names, for the client's UI (the model reads names and descriptions)."""
 

@@ -1,7 +1,7 @@
 """`gateway serve`: the three meta-tools as an MCP server, over stdio or Streamable HTTP.
 
-The server lists exactly discover_tools, get_tool_schema and invoke_tool, and sends every call
-through `Gateway.call`, the one chokepoint. A destructive call asks the human through MCP
+The server lists exactly discover_tools, get_tool_schema and invoke_tool (and run_code in code mode,
+docs/code-mode.md), and sends every call through `Gateway.call`, the one chokepoint. A destructive call asks the human through MCP
 elicitation when the client can show one, in the way the negotiated protocol allows:
 
 - 2026-07-28 and later: the call answers `InputRequiredResult` with the question; the client
@@ -20,6 +20,9 @@ answers an elicitation.
 Over HTTP, sessions (`[serve] sessions`) only carry that channel: replicas share the same
 confirmation store and secret, and route by session. Bearer tokens map to principals: static
 ones by `[[serve.tokens]]`, JWT access tokens by their claims (`oauth.py`).
+
+Longer than 400 lines because a call's elicitation, in both protocols' shapes and again for each
+pause of a program (run_code), stays beside the handler that starts it.
 """
 
 from __future__ import annotations
@@ -197,7 +200,7 @@ class _Handlers:
         session = self.session(ctx, principal)
         context = ToolContext(principal=principal, session_id=session)
         arguments = dict(params.arguments or {})
-        if params.name == "invoke_tool" and params.request_state is not None:
+        if params.name in _PAUSING and params.request_state is not None:
             pending_id, call_id = _resumed(params.request_state)
             answer = (params.input_responses or {}).get(CONFIRM_KEY)
             record = self.gw.gate.store.get(pending_id) if pending_id else None
@@ -206,34 +209,54 @@ class _Handlers:
                 context = ToolContext(principal=context.principal, session_id=session, call_id=call_id)
                 if not self.gw.gate.allows("elicitation"):  # no longer asked: redeem what others decided
                     arguments = {**arguments, "confirmation": record.pending.pending_id}
-                    return _result(await self.gw.call("invoke_tool", arguments, context))
+                    return _result(await self.gw.call(params.name, arguments, context))
                 if not isinstance(answer, types.ElicitResult):  # retried without an answer: ask again
                     return _input_required(record.pending, call_id)
-                return _result(await self._decide(record.pending.pending_id, answer, arguments, context))
-        result = await self.gw.call(params.name, arguments, context)
-        pending = result.pending
-        if result.status != "confirmation_required" or pending is None or not self._may_elicit(ctx):
-            return _result(result)
-        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
-            return _input_required(pending, context.call_id)
-        try:
-            # No answer before the confirmation expires is as good as none.
-            with anyio.fail_after(self.gw.gate.ttl_seconds):
-                answer = await ctx.session.elicit_form(
-                    _question(pending), _CONFIRM_SCHEMA, related_request_id=ctx.request_id
+                decided = await self._decide(
+                    params.name, record.pending.pending_id, answer, arguments, context
                 )
-        except Exception:
-            # The client could not ask after all: the call stays pending, as without elicitation.
-            log.warning("elicitation failed for %s; leaving it pending", pending.tool, exc_info=True)
-            return _result(result)
-        return _result(await self._decide(pending.pending_id, answer, arguments, context))
+                return await self._settle(ctx, params.name, decided, arguments, context)
+        result = await self.gw.call(params.name, arguments, context)
+        return await self._settle(ctx, params.name, result, arguments, context)
+
+    async def _settle(
+        self,
+        ctx: ServerRequestContext[Any],
+        name: str,
+        result: ToolResult,
+        arguments: dict[str, Any],
+        context: ToolContext,
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        """Ask the client's user about a pending call; a program (run_code) may pause again after it."""
+        while (pending := result.pending) is not None and result.status == "confirmation_required":
+            if not self._may_elicit(ctx):
+                break
+            if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+                return _input_required(pending, context.call_id)
+            try:
+                # No answer before the confirmation expires is as good as none.
+                with anyio.fail_after(self.gw.gate.ttl_seconds):
+                    answer = await ctx.session.elicit_form(
+                        _question(pending), _CONFIRM_SCHEMA, related_request_id=ctx.request_id
+                    )
+            except Exception:
+                # The client could not ask after all: the call stays pending, as without elicitation.
+                log.warning("elicitation failed for %s; leaving it pending", pending.tool, exc_info=True)
+                break
+            result = await self._decide(name, pending.pending_id, answer, arguments, context)
+        return _result(result)
 
     def _may_elicit(self, ctx: ServerRequestContext[Any]) -> bool:
         # Allowed by the operator, and the client can show a form.
         return self.gw.gate.allows("elicitation") and _can_elicit(ctx)
 
     async def _decide(
-        self, pending_id: str, answer: types.ElicitResult, arguments: dict[str, Any], context: ToolContext
+        self,
+        name: str,
+        pending_id: str,
+        answer: types.ElicitResult,
+        arguments: dict[str, Any],
+        context: ToolContext,
     ) -> ToolResult:
         """Record the human's answer, then redeem the confirmation: the gate runs or refuses the call."""
         content = answer.content or {}
@@ -243,7 +266,11 @@ class _Handlers:
             self.gw.approve(pending_id, decided_by=decided_by)
         else:
             self.gw.deny(pending_id, decided_by=decided_by)
-        return await self.gw.call("invoke_tool", {**arguments, "confirmation": pending_id}, context)
+        return await self.gw.call(name, {**arguments, "confirmation": pending_id}, context)
+
+
+_PAUSING = ("invoke_tool", "run_code")
+"""The meta-tools whose call may wait for a person's approval, and be asked again with its answer."""
 
 
 def _reporter(ctx: ServerRequestContext[Any]) -> Callable[[float, str], Awaitable[None]] | None:

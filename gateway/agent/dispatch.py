@@ -115,7 +115,13 @@ class Dispatcher:
         else:
             route = self._route(call)
             result = await self._send(route, call, args, ctx, None)
-            if result.status == "confirmation_required":
+            asked: set[str] = set()  # a program (run_code) may pause again, on its next call
+            while (
+                result.status == "confirmation_required"
+                and result.pending is not None
+                and result.pending.pending_id not in asked
+            ):
+                asked.add(result.pending.pending_id)
                 result = await self._confirm(route, call, args, ctx, result)
             if route != "meta":
                 result = _direct_next_steps(result, call.name)

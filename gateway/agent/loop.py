@@ -137,7 +137,7 @@ class Agent:
         self.system = "\n\n".join(p for p in [system or "", *fragments] if p) or None
 
     def _plan(self, extras: tuple[ToolDefinition, ...], deferred: bool, pinned: Sequence[str]) -> ToolPlan:
-        reserved = set(META_TOOL_NAMES) | {SEARCH_TOOL_NAME}
+        reserved = set(META_TOOL_NAMES) | {d.name for d in self.gateway.meta} | {SEARCH_TOOL_NAME}
         if deferred:
             reserved |= {d.name for d in self.gateway.catalog}
         clashes = sorted(d.name for d in extras if d.name in reserved)

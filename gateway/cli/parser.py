@@ -130,6 +130,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--transport", choices=["stdio", "http"], help="default: stdio")
     serve.add_argument("--host", help="HTTP address to listen on (default 127.0.0.1)")
     serve.add_argument("--port", type=int, help="HTTP port (default 8765; 0 picks a free one)")
+    serve.add_argument("--code", action="store_true", default=None, help="offer run_code (docs/code-mode.md)")
     console.add_arguments(
         sub.add_parser(
             "console", parents=[common], help="the operator console in a web page (docs/console.md)"
@@ -168,5 +169,6 @@ def _settings(args: argparse.Namespace) -> Settings:
             "agent": args.agent,
             "tools_dirs": args.tools_dir,
             "catalogs": args.catalog,
+            "code.enabled": getattr(args, "code", None),  # `serve --code`, `chat --code`
         },
     )

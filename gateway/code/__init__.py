@@ -1,0 +1,32 @@
+"""Code mode: the model writes a short program over the catalog, and every call in it passes the same gate.
+
+Owns `run_code` (`tool.py`), the fourth meta-tool, off unless `[code] enabled` or `gateway serve
+--code`; running, pausing and resuming programs (`programs.py`), whose every call goes through the
+gateway's own `invoke`, `discover` and `schema`; the sandbox the programs run in, pydantic-monty's
+worker processes (`sandbox.py`, the only module that imports `pydantic_monty`, and only when a program
+runs); and the texts the model reads about a program (`text.py`). See docs/code-mode.md.
+
+May import: the core (never the engine or the runtime: the gateway is a `Backend` here); no other room.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..settings import CodeSettings
+from .programs import Backend, Programs
+from .tool import RunCodeParams, run_code_definition, with_run_code
+
+__all__ = ["Backend", "Programs", "RunCodeParams", "enable", "run_code_definition", "with_run_code"]
+
+
+def enable(gateway: Any, settings: CodeSettings) -> Programs:
+    """Add run_code to `gateway`'s meta-tools; close the returned `Programs` when the gateway stops.
+
+    Raises:
+        UserError: the sandbox (the `code` extra) is not installed.
+    """
+    programs = Programs(gateway, settings)
+    programs.sandbox.check()
+    gateway.meta = with_run_code(gateway.meta, programs)
+    return programs

@@ -1,0 +1,383 @@
+"""Running a program: every call it makes goes through the gateway, and an approval pauses it.
+
+The program runs in the sandbox (`sandbox.py`); each time it calls `call`, `discover` or `schema`
+it stops, and this module answers through the gateway's own entry points with the caller's
+context: `Gateway.invoke` for a tool (policy, validation, permission, limits, the confirmation
+gate, audit, telemetry, learning), `Gateway.discover` and `Gateway.schema` for the others. Nothing
+here decides whether a call may run.
+
+A destructive call that needs a person's approval pauses the program: its state is dumped from the
+worker to bytes (no worker is held while it waits), and the model receives the call's pending
+confirmation. Once the call is approved through the usual channels, `run_code` with that id redeems
+the approval exactly as the gate bound it, then restores the program in a fresh worker and hands it
+the result. Paused programs live in this process only: they expire with their confirmation, and a
+restart ends them (the gateway says so when the model tries to resume one).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+import logging
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from pydantic import BaseModel, ValidationError
+
+from ..audit import Auditor, Outcome
+from ..confirmation import ConfirmationGate
+from ..context import ErrorInfo, PendingConfirmation, ToolContext, ToolResult
+from ..errors import ToolFailed, ToolInputError
+from ..meta_tools import Backend as MetaBackend
+from ..meta_tools import DiscoverParams
+from ..rendering import error_info, to_jsonable
+from ..settings import CodeSettings
+from . import text
+from .sandbox import Asked, Failed, Finished, Limits, Run, Sandbox, Step
+
+log = logging.getLogger("gateway")
+
+FUNCTIONS = ("call", "discover", "schema")
+
+
+class Backend(MetaBackend, Protocol):
+    """What programs run on: the `Gateway` (named here so this room needs no engine)."""
+
+    gate: ConfirmationGate
+    auditor: Auditor
+
+
+@dataclass
+class _Program:
+    code: str
+    ctx: ToolContext  # run_code's own: the principal, the session, the program's call id
+    calls: list[str] = field(default_factory=list)  # what ran: the calls that succeeded, in order
+    attempts: int = 0  # every call it made, whatever came of it (the limit counts these)
+    elapsed: float = 0.0  # seconds it has run, pauses excluded
+    failed: str | None = None  # the call whose error was last raised inside the program
+    printed: list[str] = field(default_factory=list)
+
+    def inner(self, n: int) -> ToolContext:
+        """The context of the program's n-th call: its call id names the program."""
+        return dataclasses.replace(self.ctx, call_id=f"{self.ctx.call_id}.{n}")
+
+
+@dataclass(frozen=True)
+class _Paused:
+    program: _Program
+    dumped: bytes
+    tool: str
+    pending: PendingConfirmation
+    n: int
+
+
+@dataclass(frozen=True)
+class _Value:
+    value: Any
+
+
+@dataclass(frozen=True)
+class _Raise:
+    error: BaseException
+
+
+@dataclass(frozen=True)
+class _Pause:
+    tool: str
+    pending: PendingConfirmation
+
+
+class _Stop(Exception):
+    def __init__(self, info: ErrorInfo) -> None:
+        self.info = info
+
+
+class Programs:
+    """Runs, pauses and resumes the programs of `run_code` for one gateway."""
+
+    def __init__(self, backend: Backend, settings: CodeSettings) -> None:
+        self.backend = backend
+        self.settings = settings
+        self.sandbox = Sandbox(
+            Limits(
+                cpu_seconds=settings.cpu_seconds,
+                memory_bytes=settings.memory_mb * 1024 * 1024,
+                max_suspensions=settings.max_calls * 2 + 100,
+            ),
+            functions=FUNCTIONS,
+            checkout_timeout=settings.wall_seconds,
+        )
+        self._paused: dict[str, _Paused] = {}
+        self._lock = threading.Lock()
+
+    # -- the tool's entry point ------------------------------------------------------------
+
+    async def run(self, code: str | None, confirmation: str | None, ctx: ToolContext) -> ToolResult:
+        """Run `code`, or resume the program paused on `confirmation`."""
+        start = time.perf_counter()
+        if confirmation is not None:
+            result = await self._resume(confirmation, code, ctx)
+        elif code is None or not code.strip():
+            result = _error(ctx, text.needs_code())
+        else:
+            program = _Program(code, ctx)
+            result = await self._start(program)
+        self._audit(ctx, code, result, start)
+        return result
+
+    def close(self) -> None:
+        """End every paused program (its pending call is declined) and stop the sandbox's workers."""
+        with self._lock:
+            paused, self._paused = list(self._paused.values()), {}
+        for p in paused:
+            self.backend.gate.deny(p.pending.pending_id)
+        if paused:
+            log.warning("%d paused program(s) ended: the gateway is stopping", len(paused))
+        self.sandbox.close()
+
+    # -- start, resume ---------------------------------------------------------------------
+
+    async def _start(self, program: _Program) -> ToolResult:
+        began = time.monotonic()
+        try:
+            run, step = await self.sandbox.start(program.code)
+        except TimeoutError:  # every worker busy for as long as the program may run
+            return _error(program.ctx, text.busy(self.settings.wall_seconds))
+        return await self._drive(program, run, step, began)
+
+    async def _resume(self, pending_id: str, code: str | None, ctx: ToolContext) -> ToolResult:
+        with self._lock:
+            paused = self._paused.get(pending_id)
+            theirs = paused is not None and paused.program.ctx.principal != ctx.principal
+            if paused is not None and not theirs:
+                del self._paused[pending_id]
+        if paused is None or theirs:  # another principal's program is not there for this caller
+            restarted = not theirs and self.backend.gate.store.get(pending_id) is not None
+            return _error(ctx, text.not_paused(restarted))
+        program = paused.program
+        if code is not None and code.strip() and code != program.code:
+            self._keep(paused)
+            return _error(ctx, text.other_program())
+        if self.backend.gate.now() > paused.pending.expires_at:
+            return _error(ctx, text.expired(program.calls))
+        result = await self.backend.invoke(
+            paused.tool,
+            dict(paused.pending.parameters),  # exactly as the gate bound it, and the person approved it
+            confirmation=pending_id,
+            context=program.inner(paused.n),
+        )
+        error = result.error
+        if error is not None and error.code == "confirmation_pending":
+            self._keep(paused)
+            return _error(ctx, text.still_pending(error.message))
+        if error is not None and error.code == "confirmation_expired":
+            return _error(ctx, text.expired(program.calls))
+        answer = self._answer_of(program, paused.tool, result)
+        began = time.monotonic()
+        run, step = await self.sandbox.restore(paused.dumped, program.code)
+        return await self._drive(program, run, step, began, answer)
+
+    # -- the loop ----------------------------------------------------------------------------
+
+    async def _drive(
+        self, program: _Program, run: Run, step: Step, began: float, resumed: _Value | _Raise | None = None
+    ) -> ToolResult:
+        """Answer the program's calls until it ends, fails, reaches a limit or pauses.
+
+        `resumed`: the answer to the call a restored program waits on (its approved call's result).
+        """
+        ctx = program.ctx
+        try:
+            if resumed is not None and isinstance(step, Asked):
+                step = await self._give(program, run, resumed)
+            while isinstance(step, Asked):
+                remaining = self.settings.wall_seconds - program.elapsed - (time.monotonic() - began)
+                if program.attempts >= self.settings.max_calls:
+                    raise _Stop(
+                        text.limit_reached(
+                            f"it reached its limit of {self.settings.max_calls} calls", program.calls
+                        )
+                    )
+                if remaining <= 0:
+                    raise _Stop(self._wall(program))
+                try:
+                    answer = await asyncio.wait_for(self._answer(program, step), remaining)
+                except TimeoutError:
+                    raise _Stop(self._wall(program)) from None
+                if isinstance(answer, _Pause):
+                    program.printed.append(run.printed.output)  # the restored program prints afresh
+                    self._keep(_Paused(program, run.dump(), answer.tool, answer.pending, program.attempts))
+                    return ToolResult(text.NAME, ctx.call_id, "confirmation_required", pending=answer.pending)
+                step = await self._give(program, run, answer)
+            program.printed.append(run.printed.output)
+            if isinstance(step, Failed):
+                raise _Stop(self._failure(program, step))
+            return self._finished(program, step)
+        except _Stop as stop:
+            return _error(ctx, stop.info)
+        finally:
+            program.elapsed += time.monotonic() - began
+            await run.close()
+
+    async def _give(self, program: _Program, run: Run, answer: _Value | _Raise) -> Step:
+        if isinstance(answer, _Raise):
+            return await run.answer(error=answer.error)
+        program.failed = None
+        return await run.answer(answer.value)
+
+    async def _answer(self, program: _Program, asked: Asked) -> _Value | _Raise | _Pause:
+        """The answer to one call of the program, from the gateway."""
+        program.attempts += 1
+        n = program.attempts
+        if asked.function == "discover":
+            return self._discover(program, asked)
+        if asked.function == "schema":
+            return self._schema(program, asked)
+        name = asked.args[0] if asked.args else asked.kwargs.pop("name", None)
+        arguments: Any = asked.args[1] if len(asked.args) > 1 else asked.kwargs.pop("args", None)
+        if asked.kwargs:  # call("tool", title="...") as well as call("tool", {"title": "..."})
+            arguments = {**(arguments if isinstance(arguments, dict) else {}), **asked.kwargs}
+        if not isinstance(name, str):
+            return _Raise(TypeError("call(name, args): name is a tool's name, as a string"))
+        result = await self.backend.invoke(name, arguments, context=program.inner(n))
+        if result.status == "confirmation_required" and result.pending is not None:
+            return _Pause(name, result.pending)  # it runs once approved
+        return self._answer_of(program, name, result)
+
+    def _answer_of(self, program: _Program, tool: str, result: ToolResult) -> _Value | _Raise:
+        error = result.error
+        if error is None:
+            program.calls.append(tool)
+            return _Value(result.output)
+        program.failed = tool
+        if error.code == "declined":
+            return _Raise(PermissionError(text.declined(tool)))
+        return _Raise(RuntimeError(text.tool_error(tool, error)))
+
+    def _discover(self, program: _Program, asked: Asked) -> _Value | _Raise:
+        raw = dict(asked.kwargs)
+        if asked.args:
+            raw.setdefault("query", asked.args[0])
+        params = _validated(DiscoverParams, raw, "discover")
+        if isinstance(params, _Raise):
+            return params
+        ctx = program.ctx
+        page = self.backend.discover(
+            ctx.principal,
+            query=params.query,
+            categories=params.categories,
+            actions=params.actions,
+            limit=params.limit,
+            cursor=params.cursor,
+            session=ctx.session_id,
+        )
+        return _Value(to_jsonable(page))
+
+    def _schema(self, program: _Program, asked: Asked) -> _Value | _Raise:
+        name = asked.args[0] if asked.args else asked.kwargs.get("name")
+        if not isinstance(name, str):
+            return _Raise(TypeError("schema(name): name is a tool's name, as a string"))
+        try:
+            return _Value(to_jsonable(self.backend.schema(program.ctx.principal, name[:200])))
+        except (ToolInputError, ToolFailed) as exc:
+            program.failed = "schema"
+            return _Raise(RuntimeError(text.tool_error("schema", error_info(exc))))
+
+    # -- endings -------------------------------------------------------------------------------
+
+    def _finished(self, program: _Program, step: Finished) -> ToolResult:
+        out: dict[str, Any] = {"result": to_jsonable(step.output)}
+        printed = "".join(program.printed)
+        if printed:
+            out["printed"] = printed
+        out["calls"] = len(program.calls)
+        size = len(json.dumps(out, ensure_ascii=False, default=str).encode())
+        if size > self.settings.max_result_bytes:
+            limit = self.settings.max_result_bytes
+            info = text.limit_reached(
+                f"its result is {size:,} bytes, over the limit of {limit:,}", program.calls
+            )
+            return _error(program.ctx, info)
+        return ToolResult(text.NAME, program.ctx.call_id, "ok", output=out)
+
+    def _failure(self, program: _Program, failed: Failed) -> ErrorInfo:
+        if failed.kind == "syntax":
+            return text.syntax_error(failed.line, failed.source, failed.message)
+        if failed.kind == "limit":
+            what = {
+                "TimeoutError": f"it ran past its limit of {self.settings.cpu_seconds:g} seconds of execution",
+                "MemoryError": f"it needed more than its limit of {self.settings.memory_mb} MB of memory",
+                "RecursionError": "its calls nested too deep (a recursion without end?)",
+            }.get(failed.error_type, failed.message)
+            return text.limit_reached(what, program.calls)
+        if failed.kind == "timeout":
+            return text.limit_reached(
+                f"it ran past its limit of {self.settings.cpu_seconds:g} seconds of execution", program.calls
+            )
+        if failed.kind == "crashed":
+            return text.crashed(program.calls)
+        return text.program_error(
+            failed.line,
+            failed.source,
+            error_type=failed.error_type,
+            message=failed.message,
+            calls=program.calls,
+            failed=program.failed,
+        )
+
+    def _wall(self, program: _Program) -> ErrorInfo:
+        return text.limit_reached(
+            f"it ran past its limit of {self.settings.wall_seconds:g} seconds (calls included)", program.calls
+        )
+
+    # -- paused programs ------------------------------------------------------------------------
+
+    def _keep(self, paused: _Paused) -> None:
+        now = self.backend.gate.now()
+        ended: list[_Paused] = []
+        with self._lock:
+            for pid, p in list(self._paused.items()):
+                if p.pending.expires_at < now:
+                    del self._paused[pid]
+            while len(self._paused) >= self.settings.max_paused:
+                ended.append(self._paused.pop(next(iter(self._paused))))
+            self._paused[paused.pending.pending_id] = paused
+        for p in ended:  # the oldest make room: their calls will not run
+            self.backend.gate.deny(p.pending.pending_id)
+
+    def paused(self) -> list[str]:
+        """The pending ids programs wait on, oldest first."""
+        with self._lock:
+            return list(self._paused)
+
+    def _audit(self, ctx: ToolContext, code: str | None, result: ToolResult, start: float) -> None:
+        """One line for the program itself; its calls' lines carry call ids `<this call id>.<n>`."""
+        outcome: Outcome = {"ok": "executed", "confirmation_required": "pending_confirmation"}.get(
+            result.status, "failed"
+        )  # type: ignore[assignment]
+        self.backend.auditor.log(
+            principal=ctx.principal.id,
+            session=ctx.session_id,
+            call_id=ctx.call_id,
+            tool=text.NAME,
+            outcome=outcome,
+            duration_ms=(time.perf_counter() - start) * 1000,
+            error_code=result.error.code if result.error else None,
+            params={"code": code} if code else None,
+            agent=ctx.principal.agent,
+        )
+
+
+def _error(ctx: ToolContext, info: ErrorInfo) -> ToolResult:
+    return ToolResult(text.NAME, ctx.call_id, "error", error=info)
+
+
+def _validated(model: type[BaseModel], raw: dict[str, Any], name: str) -> Any:
+    try:
+        return model.model_validate(raw)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        return _Raise(TypeError(f"{name}(): {problems}"))

@@ -1,0 +1,108 @@
+"""The "real session" of docs/code-mode.md: a scripted model writing programs against a real gateway.
+
+As docs/concepts.md's (`concepts_session`): a real Gateway (`open_gateway`, code mode on) over the
+workspace catalog, on a fresh local workspace with its demo data, in Europe/Berlin with the clock at
+Monday 2026-11-23 09:00; each model turn is one `Gateway.call`, each answer the text `render` gives
+the model. Ids are random; `normalise` numbers them in order of appearance.
+
+    python -m tests.code_mode_session          # print the session
+    python -m tests.code_mode_session --write  # rewrite the session in docs/code-mode.md
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from gateway import ToolContext, render, run_sync
+from gateway.config import Settings
+from gateway.runtime import open_gateway, principal_from
+from gateway.settings import CodeSettings
+
+from .concepts_session import NOW
+
+PAGE = Path(__file__).resolve().parents[1] / "docs" / "code-mode.md"
+_BLOCK = re.compile(r"(## A real session\n.*?```text\n)(.*?)(```\n)", re.S)
+
+FIND = """\
+found = [t['name'] for t in discover('list calendar events and send email')['tools']]
+{n: list(schema(n)['parameters']['properties']) for n in found if n.endswith(('list_events', 'send_message'))}"""
+
+TYPO = """\
+events = call('calendar_list_events', {'start': 'tomorrow', 'end': 'tomorrow'})['events']
+call('gmail_send', {'to': ['x@example.com'], 'subject': 'Hi', 'body': 'Hi'})"""
+
+REMIND = """\
+events = call('calendar_list_events', {'start': 'tomorrow', 'end': 'tomorrow'})['events']
+invited = sorted({a for e in events for a in e['attendees']})
+titles = ', '.join(e['title'] for e in events)
+try:
+    call('gmail_send_message', {'to': invited, 'subject': 'Tomorrow: ' + titles,
+                                'body': 'A reminder of tomorrow: ' + titles + '.'})
+    sent = invited
+except Declined:
+    sent = []
+{'meetings': len(events), 'reminded': sent}"""
+
+
+def session() -> str:
+    """The transcript as the page shows it: each program, the gateway's answer, the host's approval."""
+    lines: list[str] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        settings = Settings(
+            data_dir=Path(tmp),
+            timezone="Europe/Berlin",
+            catalogs=["workspace"],
+            code=CodeSettings(enabled=True),
+            search={"dense": {"mode": "off"}},  # type: ignore[arg-type]
+        )
+        with open_gateway(settings, clock=lambda: NOW) as gw:
+            ctx = ToolContext(principal=principal_from(settings), session_id="code-mode")
+
+            def turn(arguments: dict[str, Any]) -> Any:
+                result = run_sync(gw.call("run_code", arguments, ctx))
+                code = arguments.get("code")
+                if code is not None:
+                    lines.append("model -> run_code, code:")
+                    lines.extend(f"    {line}" for line in code.splitlines())
+                else:
+                    lines.append(f"model -> run_code {json.dumps(arguments)}")
+                lines.append(f"gateway -> {render(result)}")
+                lines.append("")
+                return result
+
+            turn({"code": FIND})
+            turn({"code": TYPO})
+            held = turn({"code": REMIND})
+            pending_id = held.pending.pending_id
+            gw.approve(pending_id)
+            lines.append(f"host -> gateway.approve({pending_id!r})   # the user clicked Approve")
+            lines.append("")
+            turn({"confirmation": pending_id})
+    return "\n".join(lines[:-1]) + "\n"
+
+
+def on_page(page: str = "") -> str:
+    """The session as docs/code-mode.md shows it."""
+    match = _BLOCK.search(page or PAGE.read_text(encoding="utf-8"))
+    if match is None:
+        raise LookupError("docs/code-mode.md has no ```text block under '## A real session'")
+    return match.group(2)
+
+
+def write() -> None:
+    page = PAGE.read_text(encoding="utf-8")
+    PAGE.write_text(
+        _BLOCK.sub(lambda m: m.group(1) + session() + m.group(3), page, count=1), encoding="utf-8"
+    )
+
+
+if __name__ == "__main__":
+    if "--write" in sys.argv[1:]:
+        write()
+    else:
+        sys.stdout.write(session())

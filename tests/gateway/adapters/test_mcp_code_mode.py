@@ -1,0 +1,148 @@
+"""run_code over MCP, stdio and HTTP, driven by the real MCP SDK client: the same pause and resume."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import anyio
+from mcp import Client
+
+from gateway.config import load_settings
+from gateway.runtime import open_gateway
+from gateway.stores import resolve_auto_store
+
+from .mcp_server_support import (
+    APPROVE,
+    DECLINE,
+    Human,
+    audit_outcomes,
+    http_client,
+    http_server,
+    server_env,
+    stdio_server,
+    text_of,
+    write_config,
+)
+
+TWO_DELETES = (
+    "done = []\n"
+    "for n in ['n1', 'n2']:\n"
+    "    try:\n"
+    "        done.append(call('notes_delete', {'note_id': n})['deleted'])\n"
+    "    except Declined:\n"
+    "        done.append('kept ' + n)\n"
+    "done"
+)
+
+
+def test_serve_with_code_lists_run_code_after_the_three_meta_tools(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with Client(stdio_server(write_config(tmp_path), "--code")) as client:
+            listed = (await client.list_tools()).tools
+            assert [t.name for t in listed] == [
+                "discover_tools",
+                "get_tool_schema",
+                "invoke_tool",
+                "run_code",
+            ]
+            assert listed[3].title == "Run a program"
+            ran = await client.call_tool(
+                "run_code", {"code": "call('notes_create', {'title': 'milk'})['id']"}
+            )
+            assert not ran.is_error and ran.structured_content == {"result": "n1", "calls": 1}
+
+    anyio.run(scenario)
+    assert audit_outcomes(tmp_path) == ["attempt", "executed", "executed"]  # notes_create, then the program
+
+
+def test_each_pause_of_a_program_is_asked_through_elicitation_and_resumes_it(tmp_path: Path) -> None:
+    human = Human([APPROVE, DECLINE])
+
+    async def scenario() -> None:
+        server = stdio_server(write_config(tmp_path, elicitation=True), "--code")
+        async with Client(server, elicitation_callback=human) as client:
+            result = await client.call_tool("run_code", {"code": TWO_DELETES})
+            assert not result.is_error and result.structured_content == {
+                "result": ["n1", "kept n2"],
+                "calls": 1,
+            }
+
+    anyio.run(scenario)
+    assert human.asked == [
+        'Approve this action? Delete a note for good [notes_delete] with note_id="n1"',
+        'Approve this action? Delete a note for good [notes_delete] with note_id="n2"',
+    ]
+    assert audit_outcomes(tmp_path, "notes_delete") == [
+        "pending_confirmation",
+        "approved_by_host",
+        "approved",
+        "attempt",
+        "executed",
+        "pending_confirmation",
+        "denied_by_host",
+        "declined",
+    ]
+
+
+def test_a_handshake_era_client_is_asked_for_each_pause_too(tmp_path: Path) -> None:
+    human = Human([DECLINE, APPROVE])
+
+    async def scenario() -> None:
+        server = stdio_server(write_config(tmp_path, elicitation=True), "--code")
+        async with Client(server, mode="legacy", elicitation_callback=human) as client:
+            result = await client.call_tool("run_code", {"code": TWO_DELETES})
+            assert result.structured_content == {"result": ["kept n1", "n2"], "calls": 1}
+
+    anyio.run(scenario)
+    assert len(human.asked) == 2
+
+
+def test_over_http_a_program_waits_for_the_host_and_resumes_once_approved(tmp_path: Path) -> None:
+    config = write_config(tmp_path, "\n[code]\nenabled = true\n")
+    # The approving process shares the server's store, as `gateway approve ID` does.
+    host_settings = resolve_auto_store(load_settings(config, environ=server_env()), shared=True)
+
+    async def scenario(url: str) -> None:
+        async with http_client(url) as client:
+            paused = text_of(await client.call_tool("run_code", {"code": TWO_DELETES}))
+            assert paused["status"] == "confirmation_required"
+            assert paused["preview"] == 'Delete a note for good [notes_delete] with note_id="n1"'
+            early = text_of(await client.call_tool("run_code", {"confirmation": paused["pending_id"]}))
+            assert early["error"]["code"] == "confirmation_pending"
+            # The person approves from another process (as `gateway approve ID` does).
+            with open_gateway(host_settings) as host:
+                assert host.approve(paused["pending_id"]) is not None
+            second = text_of(await client.call_tool("run_code", {"confirmation": paused["pending_id"]}))
+            assert second["status"] == "confirmation_required"
+            assert second["preview"].endswith('note_id="n2"')
+            with open_gateway(host_settings) as host:
+                assert host.deny(second["pending_id"])
+            done = await client.call_tool("run_code", {"confirmation": second["pending_id"]})
+            assert done.structured_content == {"result": ["n1", "kept n2"], "calls": 1}
+
+    with http_server(config) as server:
+        anyio.run(scenario, server.url)
+    assert audit_outcomes(tmp_path, "notes_delete") == [
+        "pending_confirmation",
+        "refused",  # the early resume: not approved yet, so the program stayed paused
+        "approved_by_host",  # the host's process writes to the same log
+        "approved",
+        "attempt",
+        "executed",
+        "pending_confirmation",
+        "denied_by_host",
+        "declined",
+    ]
+
+
+def test_over_http_each_pause_is_asked_through_elicitation(tmp_path: Path) -> None:
+    human = Human([APPROVE, APPROVE])
+
+    async def scenario(url: str) -> None:
+        async with http_client(url, elicitation_callback=human) as client:
+            result = await client.call_tool("run_code", {"code": TWO_DELETES})
+            assert result.structured_content == {"result": ["n1", "n2"], "calls": 2}
+
+    with http_server(write_config(tmp_path, "\n[code]\nenabled = true\n", elicitation=True)) as server:
+        anyio.run(scenario, server.url)
+    assert len(human.asked) == 2
