@@ -9,7 +9,7 @@ elicitation when the client can show one, in the way the negotiated protocol all
   only the pending confirmation's id. Any replica that shares the confirmation store and the
   secret can take that second round.
 - earlier versions: an `elicitation/create` request on the call's own channel, when the
-  transport has one (stdio does; stateless HTTP does not).
+  transport has one (stdio and HTTP sessions do; stateless HTTP does not).
 
 Elicitation is offered only when `[confirmation] approvers` lists "elicitation" (not by default:
 the client that made the call would answer its own question). A client that cannot or may not be
@@ -17,8 +17,8 @@ asked gets the confirmation gate's own answer (a pending id in "host" and "model
 in "deny" mode), and the call waits for the console or `gateway approve ID`. The model never
 answers an elicitation.
 
-Over HTTP the server is stateless per request: replicas behind a load balancer need only the
-same confirmation store and secret. Bearer tokens, when configured, map to principals: static
+Over HTTP, sessions (`[serve] sessions`) only carry that channel: replicas share the same
+confirmation store and secret, and route by session. Bearer tokens map to principals: static
 ones by `[[serve.tokens]]`, JWT access tokens by their claims (`oauth.py`).
 
 Longer than 400 lines because a call's elicitation, in both protocols' shapes and again for each
