@@ -19,6 +19,7 @@ from .engine import Gateway
 from .errors import UserError
 from .files import keep_private, sqlite_files
 from .limits import Limit, Limiter, RedisBackend
+from .named_toolsets import NamedToolset, Toolsets
 from .policy import Policy, Rule
 from .search.encoder import packages_installed, use_model
 from .search.models import DEFAULT_MODEL, ModelReference
@@ -42,7 +43,25 @@ def policy_from(settings: Settings) -> Policy:
         )
         for r in settings.policy.rules
     )
-    return Policy(rules=rules, default=settings.policy.default)
+    return Policy(rules=rules, default=settings.policy.default, toolsets=toolsets_from(settings))
+
+
+def toolsets_from(settings: Settings) -> Toolsets:
+    """The `[[toolsets]]` of `settings`."""
+    return Toolsets(
+        tuple(
+            NamedToolset(
+                name=t.name,
+                tools=tuple(t.tools),
+                categories=tuple(t.categories),
+                sources=tuple(t.sources),
+                clients=tuple(t.clients),
+                scopes=tuple(t.scopes),
+                description=t.description,
+            )
+            for t in settings.toolsets
+        )
+    )
 
 
 def principal_from(settings: Settings, principal_id: str | None = None) -> Principal:
