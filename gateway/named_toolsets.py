@@ -95,6 +95,10 @@ class Toolsets:
         )
 
 
+NO_TOOLSETS = Toolsets()
+"""None configured."""
+
+
 def confine(principal: Principal, toolsets: Iterable[str]) -> Principal:
     """`principal`, confined to `toolsets` as well as to those it already is."""
     more = frozenset(toolsets)

@@ -14,7 +14,7 @@ from typing import Literal
 
 from .context import Principal
 from .definition import ToolDefinition
-from .named_toolsets import Toolsets
+from .named_toolsets import NO_TOOLSETS, Toolsets
 
 Effect = Literal["allow", "deny"]
 
@@ -74,7 +74,7 @@ class Policy:
 
     rules: tuple[Rule, ...] = ()
     default: Effect = "allow"
-    toolsets: Toolsets = Toolsets()
+    toolsets: Toolsets = NO_TOOLSETS
 
     def allows(self, tool: ToolDefinition, principal: Principal) -> bool:
         if principal.toolsets and not self.toolsets.admit(principal.toolsets, tool):
