@@ -85,11 +85,12 @@ def _command(args: argparse.Namespace) -> int:
         settings, notice = _without_an_unwritable_audit_log(settings, args.command)
     if args.command == "tools" and args.verb == "check":  # its report lists each skipped definition once
         logging.getLogger("gateway.filetools").setLevel(logging.ERROR)  # restored by progress_on_stderr
+    principal = principal_from(settings, toolset=getattr(args, "toolset", None))  # a bad name: said first
     approver = approvals.terminal_approver(args.yes) if args.command == "invoke" else None
     with open_gateway(settings, approver=approver) as gw:
         if notice:  # only once the gateway opened: a data directory that is unusable says so instead
             note(notice)
-        ctx = ToolContext(principal=principal_from(settings), session_id="cli")
+        ctx = ToolContext(principal=principal, session_id="cli")
         if args.command == "discover":
             return commands.discover(gw, ctx, args)
         if args.command == "schema":

@@ -83,8 +83,10 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"tools per page, 1 to {MAX_DISCOVER_LIMIT} (default: 10)",
     )
     discover.add_argument("--cursor")
+    discover.add_argument("--toolset", metavar="NAME", help="only the tools of this [[toolsets]] entry")
     schema = sub.add_parser("schema", parents=[common], help="show one tool's schema")
     schema.add_argument("tool_name")
+    schema.add_argument("--toolset", metavar="NAME", help="as a client confined to this toolset")
     invoke = sub.add_parser("invoke", parents=[common], help="run one tool")
     invoke.add_argument("tool_name")
     invoke.add_argument("parameters", nargs="?", default="{}", help="parameters as a JSON object")

@@ -8,6 +8,7 @@ nothing of what the confined caller is told, compared with a catalog that does n
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -29,6 +30,7 @@ from gateway.named_toolsets import NamedToolset, Toolsets, confine, session_of
 from gateway.runtime import policy_from
 from gateway.usage import SqliteUsageStore, Usage
 
+from . import cli_support
 from .sample_tools import ALL_TOOLS
 from .test_discovery_visibility import HIDDEN, REQUESTS, VISIBLE, _answers
 
@@ -124,7 +126,7 @@ def test_evidence_about_tools_outside_the_toolset_never_moves_its_ranking() -> N
     assert learned.discover(ANA, query="my order")["tools"][0]["name"].startswith("support_")
 
 
-def test_toolsets_are_read_from_the_configuration_and_bad_ones_are_refused(tmp_path: Any) -> None:
+def test_toolsets_are_read_from_the_configuration_and_bad_ones_are_refused(tmp_path: Path) -> None:
     path = tmp_path / "config.toml"
     path.write_text(
         '[[toolsets]]\nname = "support"\ncategories = ["support"]\nsources = ["openapi:zendesk"]\n'
@@ -151,3 +153,24 @@ def test_toolsets_are_read_from_the_configuration_and_bad_ones_are_refused(tmp_p
         path.write_text(body)
         with pytest.raises(ConfigError, match=said):
             load_settings(path, environ={})
+
+
+config = cli_support.config  # the fixture
+
+
+def test_gateway_discover_with_a_toolset_sees_only_its_tools(
+    config: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config.write_text(
+        config.read_text() + '[[toolsets]]\nname = "reading"\ntools = ["files_*", "notes_search"]\n'
+    )
+    code, out, _ = cli_support.run(capsys, "discover", "--json", "--toolset", "reading")
+    assert code == 0
+    assert {c["name"]: c["tools"] for c in json.loads(out)["categories"]} == {"files": 2, "notes": 1}
+    code, out, _ = cli_support.run(capsys, "discover", "--json", "delete a note", "--toolset", "reading")
+    assert code == 0 and "notes_delete" not in out
+    code, out, _ = cli_support.run(capsys, "schema", "notes_delete", "--json", "--toolset", "reading")
+    assert code != 0 and json.loads(out)["error"]["code"] == "unknown_tool"
+    code, out, err = cli_support.run(capsys, "discover", "--toolset", "nosuch")
+    assert code == 2 and out == ""
+    assert err == "gateway: no toolset named 'nosuch'; the configured ones: reading\n"
