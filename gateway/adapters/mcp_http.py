@@ -28,9 +28,12 @@ from mcp.server.transport_security import (
 from starlette.routing import Mount, Route
 
 from ..config import Settings
+from ..runtime import toolsets_from
 from .admin import approval_hint, sign_in_hint
 from .jsonrpc_checks import JsonRpcGuard
 from .mcp_calls import running_calls
+from .mcp_toolsets import add_routes as add_toolset_routes
+from .mcp_toolsets import resources as toolset_resources
 from .oauth import JwtVerifier, ScopeChallenge, Verifiers, root_metadata_route
 from .origins import LOOPBACK_BINDS, HostOriginGuard, allowed_hosts
 
@@ -81,7 +84,8 @@ def http_app(
                 "validate_token_resource": False,  # the verifier checks `aud` itself
             }
         )
-        jwts = JwtVerifier(oauth, oauth.audience or resource)
+        toolsets, resources = toolsets_from(settings), toolset_resources(resource, settings)
+        jwts = JwtVerifier(oauth, oauth.audience or resource, toolsets=toolsets, resources=resources)
         verifier = Verifiers(verifier, jwts, oauth.scopes)
         routes.append(root_metadata_route(auth))
     else:
@@ -102,6 +106,7 @@ def http_app(
         custom_starlette_routes=routes,
     )
     _check_messages(app, server, settings.serve.path, unchecked)
+    add_toolset_routes(app, settings, auth)  # /mcp/<toolset>
     if console is not None:  # the operator console, on the same port (docs/console.md)
         app.router.routes.append(Mount("/console", app=console))
     guarded = ScopeChallenge(app, oauth.scopes) if oauth is not None and oauth.scopes else app

@@ -1,0 +1,124 @@
+"""Named toolsets over HTTP: `/mcp/<toolset>`, tokens bound to one, through a real server and the real SDK client.
+
+Each check is made the way a client confined to a toolset would try to reach a tool outside it:
+discovery, schema and invocation through the meta-tools, the server's instructions, another endpoint.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+import pytest
+
+from .mcp_server_support import HttpServer, audit_outcomes, http_client, http_server, text_of, write_config
+
+OPS_TOKEN = "ops-token-0123456789abcdef"
+BOT_TOKEN = "bot-token-0123456789abcdef"
+
+CONFIG = """
+[[toolsets]]
+name = "notes"
+categories = ["notes"]
+
+[[toolsets]]
+name = "reading"
+tools = ["files_*", "notes_search"]
+
+[[serve.tokens]]
+principal = "ops"
+sha256 = "{ops}"
+
+[[serve.tokens]]
+principal = "bot"
+sha256 = "{bot}"
+toolset = "reading"
+"""
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[HttpServer]:
+    digest = {k: hashlib.sha256(t.encode()).hexdigest() for k, t in (("ops", OPS_TOKEN), ("bot", BOT_TOKEN))}
+    with http_server(write_config(tmp_path, CONFIG.format(**digest))) as server:
+        yield server
+
+
+async def _seen(url: str, token: str) -> dict[str, Any]:
+    """What a client at `url` learns: the instructions, the categories, a schema and a call outside."""
+    async with http_client(url, token) as client:
+        overview = text_of(await client.call_tool("discover_tools", {}))
+        found = text_of(await client.call_tool("discover_tools", {"query": "read a file"}))
+        schema = text_of(await client.call_tool("get_tool_schema", {"tool_name": "files_read"}))
+        invoked = text_of(
+            await client.call_tool(
+                "invoke_tool", {"tool_name": "files_read", "parameters": {"path": "/srv/files/a"}}
+            )
+        )
+        return {
+            "instructions": client.instructions or "",
+            "categories": {c["name"]: c["tools"] for c in overview["categories"]},
+            "found": [t["name"] for t in found.get("tools", [])],
+            "schema": schema.get("error", {}).get("code", "shown"),
+            "invoked": invoked["error"]["code"]
+            if isinstance(invoked, dict) and "error" in invoked
+            else "ran",
+        }
+
+
+def test_each_toolset_is_served_at_its_own_path_and_hides_the_rest(
+    served: HttpServer, tmp_path: Path
+) -> None:
+    whole = anyio.run(_seen, served.url, OPS_TOKEN)
+    assert whole["categories"] == {"files": 2, "notes": 4}
+    assert whole["schema"] == "shown" and whole["invoked"] != "unknown_tool"
+    assert "files (2)" in whole["instructions"]
+    notes = anyio.run(_seen, f"{served.url}/notes", OPS_TOKEN)
+    assert notes["categories"] == {"notes": 4}
+    assert notes["found"] == [] or all(name.startswith("notes_") for name in notes["found"])
+    assert notes["schema"] == "unknown_tool" and notes["invoked"] == "unknown_tool"
+    # The instructions count the toolset's tools only: no category outside it is named.
+    assert "notes (4)" in notes["instructions"] and "files" not in notes["instructions"]
+    assert audit_outcomes(tmp_path, "files_read")[-1] == "denied"
+
+
+def test_a_token_bound_to_a_toolset_sees_only_it_and_a_path_narrows_it_further(served: HttpServer) -> None:
+    bot = anyio.run(_seen, served.url, BOT_TOKEN)
+    assert bot["categories"] == {"files": 2, "notes": 1}
+    assert bot["schema"] == "shown"
+    assert "files (2)" in bot["instructions"] and "notes (1)" in bot["instructions"]
+
+    async def delete() -> Any:
+        async with http_client(served.url, BOT_TOKEN) as client:
+            args = {"tool_name": "notes_delete", "parameters": {"note_id": "n1"}}
+            return text_of(await client.call_tool("invoke_tool", args))
+
+    assert anyio.run(delete)["error"]["code"] == "unknown_tool"
+    # At another toolset's path it never gains anything: it sees what both hold.
+    narrowed = anyio.run(_seen, f"{served.url}/notes", BOT_TOKEN)
+    assert narrowed["categories"] == {"notes": 1}
+    assert narrowed["schema"] == "unknown_tool" and narrowed["invoked"] == "unknown_tool"
+
+
+def test_an_unknown_toolset_path_is_a_clear_404(served: HttpServer) -> None:
+    headers = {
+        "Accept": "application/json, text/event-stream",
+        "Authorization": f"Bearer {OPS_TOKEN}",
+    }
+    body = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    for suffix in ("/nosuch", "/notes/more", "/"):
+        answer = httpx2.post(f"{served.url}{suffix}", json=body, headers=headers)
+        assert answer.status_code == 404, suffix
+    answer = httpx2.post(f"{served.url}/nosuch", json=body, headers=headers)
+    assert answer.json() == {
+        "error": "not_found",
+        "message": "No toolset named 'nosuch' is served here; the whole catalog is at /mcp.",
+    }
+    # Known paths still need a token.
+    assert (
+        httpx2.post(f"{served.url}/notes", json=body, headers={"Accept": headers["Accept"]}).status_code
+        == 401
+    )
