@@ -16,6 +16,7 @@ import httpx2
 import pytest
 
 from .mcp_server_support import HttpServer, audit_outcomes, http_client, http_server, text_of, write_config
+from .oauth_support import Issuer, rsa_key, serve_issuer
 
 OPS_TOKEN = "ops-token-0123456789abcdef"
 BOT_TOKEN = "bot-token-0123456789abcdef"
@@ -122,3 +123,88 @@ def test_an_unknown_toolset_path_is_a_clear_404(served: HttpServer) -> None:
         httpx2.post(f"{served.url}/notes", json=body, headers={"Accept": headers["Accept"]}).status_code
         == 401
     )
+
+
+OAUTH_CONFIG = """
+[[toolsets]]
+name = "notes"
+categories = ["notes"]
+clients = ["notes-bot"]
+
+[[toolsets]]
+name = "reading"
+tools = ["files_*", "notes_search"]
+scopes = ["toolset:reading"]
+
+[serve.oauth]
+issuer = "{issuer}"
+scopes = ["mcp:tools"]
+"""
+
+
+@pytest.fixture
+def oauth_served(tmp_path: Path) -> Iterator[tuple[HttpServer, Issuer]]:
+    with (
+        serve_issuer(rsa_key("k1")) as issuer,
+        http_server(write_config(tmp_path, OAUTH_CONFIG.format(issuer=issuer.url))) as server,
+    ):
+        yield server, issuer
+
+
+def _categories(url: str, token: str) -> dict[str, int]:
+    async def scenario() -> dict[str, int]:
+        async with http_client(url, token) as client:
+            overview = text_of(await client.call_tool("discover_tools", {}))
+            return {c["name"]: c["tools"] for c in overview["categories"]}
+
+    return anyio.run(scenario)
+
+
+def test_each_toolset_endpoint_is_a_protected_resource_of_its_own(
+    oauth_served: tuple[HttpServer, Issuer],
+) -> None:
+    server, issuer = oauth_served
+    origin = server.url.removesuffix("/mcp")
+    for path in ("/mcp", "/mcp/notes", "/mcp/reading"):
+        refused = httpx2.post(f"{origin}{path}", json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
+        assert refused.status_code == 401
+        metadata_url = f"{origin}/.well-known/oauth-protected-resource{path}"
+        assert f'resource_metadata="{metadata_url}"' in refused.headers["www-authenticate"]
+        metadata = httpx2.get(metadata_url).json()
+        assert metadata["resource"] == f"{origin}{path}"
+        assert metadata["authorization_servers"] == [issuer.url]
+        assert metadata["scopes_supported"] == ["mcp:tools"]
+    assert httpx2.get(f"{origin}/.well-known/oauth-protected-resource/mcp/nosuch").status_code == 404
+
+
+def test_a_token_issued_for_a_toolset_endpoint_is_confined_to_it_wherever_it_is_used(
+    oauth_served: tuple[HttpServer, Issuer],
+) -> None:
+    server, issuer = oauth_served
+    for_notes = issuer.sign(issuer.claims(f"{server.url}/notes"))
+    assert _categories(f"{server.url}/notes", for_notes) == {"notes": 4}
+    assert _categories(server.url, for_notes) == {"notes": 4}  # never the whole catalog
+    assert _categories(f"{server.url}/reading", for_notes) == {"notes": 1}
+    # A token for another server's toolset endpoint is refused as before.
+    stranger = issuer.sign(issuer.claims("http://127.0.0.1:1/mcp/notes"))
+    assert (
+        httpx2.post(server.url, json={}, headers={"Authorization": f"Bearer {stranger}"}).status_code == 401
+    )
+    # A token for the whole catalog works at every endpoint, narrowed there.
+    whole = issuer.sign(issuer.claims(server.url))
+    assert _categories(server.url, whole) == {"files": 2, "notes": 4}
+    assert _categories(f"{server.url}/reading", whole) == {"files": 2, "notes": 1}
+
+
+def test_an_oauth_client_or_scope_bound_to_a_toolset_confines_its_tokens(
+    oauth_served: tuple[HttpServer, Issuer],
+) -> None:
+    server, issuer = oauth_served
+    by_client = issuer.sign(issuer.claims(server.url, client_id="notes-bot"))
+    assert _categories(server.url, by_client) == {"notes": 4}
+    by_azp = issuer.sign(issuer.claims(server.url, client_id=None, azp="notes-bot"))
+    assert _categories(server.url, by_azp) == {"notes": 4}
+    by_scope = issuer.sign(issuer.claims(server.url, scope="mcp:tools toolset:reading"))
+    assert _categories(server.url, by_scope) == {"files": 2, "notes": 1}
+    both = issuer.sign(issuer.claims(server.url, client_id="notes-bot", scope="mcp:tools toolset:reading"))
+    assert _categories(server.url, both) == {"notes": 1}  # bound twice: only what both hold
