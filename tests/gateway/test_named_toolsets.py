@@ -174,3 +174,13 @@ def test_gateway_discover_with_a_toolset_sees_only_its_tools(
     code, out, err = cli_support.run(capsys, "discover", "--toolset", "nosuch")
     assert code == 2 and out == ""
     assert err == "gateway: no toolset named 'nosuch'; the configured ones: reading\n"
+
+
+def test_a_person_is_told_a_tool_exists_outside_the_toolset(
+    config: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config.write_text(config.read_text() + '[[toolsets]]\nname = "reading"\ntools = ["files_*"]\n')
+    code, out, _ = cli_support.run(capsys, "schema", "notes_delete", "--toolset", "reading")
+    assert code != 0
+    assert "A tool named 'notes_delete' exists, but not in toolset reading." in out
+    assert "Run without --toolset" in out
