@@ -16,6 +16,7 @@ from ..engine import Gateway
 from ..errors import UserError
 from ..fronting.config import load_front_config
 from ..fronting.front import Front, Report
+from ..named_toolsets import NamedToolset
 from ..rendering import to_jsonable
 from ..runtime import principal_from
 
@@ -76,11 +77,16 @@ class ToolView:
     metadata: str
 
 
-def tools(gw: Gateway, *, category: str = "", action: str = "") -> list[ToolDefinition]:
+def tools(
+    gw: Gateway, *, category: str = "", action: str = "", toolset: NamedToolset | None = None
+) -> list[ToolDefinition]:
+    """The catalog's tools, of `category`, that do `action`, that `toolset` holds (each: any when empty)."""
     return [
         d
         for d in gw.catalog
-        if (not category or d.category == category) and (not action or d.action == action)
+        if (not category or d.category == category)
+        and (not action or d.action == action)
+        and (toolset is None or toolset.holds(d))
     ]
 
 

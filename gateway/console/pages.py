@@ -188,12 +188,21 @@ class Pages:
     async def catalog(self, request: Request, who: str) -> Response:
         category = request.query_params.get("category", "")[:100]
         action = request.query_params.get("action", "")[:40]
-        listed = catalog.tools(self.gw, category=category, action=action)
+        named = request.query_params.get("toolset", "")[:64]
+        toolset = self.gw.policy.toolsets.get(named) if named else None
+        if named and toolset is None:
+            return self.console.render(
+                request, "missing.html", 404, page="catalog", what="No toolset by that name."
+            )
+        listed = catalog.tools(self.gw, category=category, action=action, toolset=toolset)
+        held = self.gw.catalog if toolset is None else catalog.tools(self.gw, toolset=toolset)
         return self.console.render(
             request,
             "catalog.html",
             page="catalog",
-            overview=overview(tuple(self.gw.catalog)),
+            overview=overview(tuple(held)),
+            toolsets=self.gw.policy.toolsets.names,
+            toolset=named,
             category=category,
             action=action,
             tools=listed[:500],

@@ -1,0 +1,57 @@
+"""The console's catalog filtered by a named toolset: a real uvicorn, a real httpx client signed in by the form."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx2 as httpx
+import pytest
+from starlette.applications import Starlette
+from starlette.routing import Mount
+
+from gateway import Catalog, Gateway
+from gateway.config import load_settings
+from gateway.console import console_app
+from gateway.runtime import policy_from
+
+from ..loopback_http import loopback
+from ..sample_tools import ALL_TOOLS
+from .test_sessions import TOKEN, sign_in
+
+
+@pytest.fixture
+def console(tmp_path: Path) -> Iterator[str]:
+    config = tmp_path / "config.toml"
+    config.write_text(
+        f'data_dir = "{tmp_path}"\n[console]\nadmin_token_env = "CONSOLE_TOKEN"\n'
+        '[[toolsets]]\nname = "reading"\ntools = ["files_*", "notes_search"]\n'
+        '[[toolsets]]\nname = "notes"\ncategories = ["notes"]\n'
+    )
+    settings = load_settings(config, environ={})
+    gw = Gateway(Catalog(ALL_TOOLS), policy=policy_from(settings))
+    app = console_app(gw, settings, environ={"CONSOLE_TOKEN": TOKEN})
+    with loopback(Starlette(routes=[Mount("/console", app=app)])) as url:
+        yield f"{url}/console"
+
+
+def _listed(page: str) -> list[str]:
+    return re.findall(r'<a href="/console/catalog/tools/(\w+)">', page)
+
+
+def test_the_catalog_lists_a_toolsets_tools_and_links_every_toolset(console: str) -> None:
+    with httpx.Client() as client:
+        sign_in(client, console)
+        whole = client.get(f"{console}/catalog").text
+        reading = client.get(f"{console}/catalog", params={"toolset": "reading"}).text
+        files = client.get(f"{console}/catalog", params={"toolset": "reading", "category": "files"}).text
+        unknown = client.get(f"{console}/catalog", params={"toolset": "nosuch"})
+    assert len(_listed(whole)) == len(ALL_TOOLS)
+    assert 'href="/console/catalog?toolset=reading">reading</a>' in whole
+    assert _listed(reading) == ["files_boom", "files_read", "notes_search"]
+    assert "3 tools in toolset <code>reading</code>" in reading
+    # The overview counts the toolset's tools, and its links keep the toolset.
+    assert 'href="/console/catalog?category=notes&amp;toolset=reading">notes</a></td><td>1</td>' in reading
+    assert _listed(files) == ["files_boom", "files_read"]
+    assert unknown.status_code == 404 and "No toolset by that name." in unknown.text
