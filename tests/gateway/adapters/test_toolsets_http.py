@@ -17,6 +17,7 @@ import pytest
 
 from .mcp_server_support import HttpServer, audit_outcomes, http_client, http_server, text_of, write_config
 from .oauth_support import Issuer, rsa_key, serve_issuer
+from .test_learning_signal import _pairs, session_client
 
 OPS_TOKEN = "ops-token-0123456789abcdef"
 BOT_TOKEN = "bot-token-0123456789abcdef"
@@ -208,3 +209,26 @@ def test_an_oauth_client_or_scope_bound_to_a_toolset_confines_its_tokens(
     assert _categories(server.url, by_scope) == {"files": 2, "notes": 1}
     both = issuer.sign(issuer.claims(server.url, client_id="notes-bot", scope="mcp:tools toolset:reading"))
     assert _categories(server.url, both) == {"notes": 1}  # bound twice: only what both hold
+
+
+WORDS = "remember the gazebo errand"  # words no tool's text uses
+
+
+def test_a_search_at_a_toolset_endpoint_never_pairs_with_a_call_outside_it(tmp_path: Path) -> None:
+    async def scenario(url: str) -> None:
+        async with session_client(f"{url}/notes", None, "conversation-1") as confined:
+            await confined.call_tool("discover_tools", {"query": WORDS})
+            # Outside the toolset from its endpoint: unknown, teaches nothing.
+            read = {"tool_name": "files_read", "parameters": {"path": "/srv/files/a"}}
+            assert text_of(await confined.call_tool("invoke_tool", read))["error"]["code"] == "unknown_tool"
+        async with session_client(url, None, "conversation-1") as whole:
+            # The same session id at the whole catalog's endpoint: another session, so no pair.
+            assert not (await whole.call_tool("invoke_tool", read)).is_error
+        async with session_client(f"{url}/notes", None, "conversation-1") as confined:
+            note = {"tool_name": "notes_create", "parameters": {"title": "eggs"}}
+            assert not (await confined.call_tool("invoke_tool", note)).is_error
+
+    config = write_config(tmp_path, '[[toolsets]]\nname = "notes"\ncategories = ["notes"]\n')
+    with http_server(config) as server:
+        anyio.run(scenario, server.url)
+    assert _pairs(tmp_path) == [{"query": WORDS, "tools": ["notes_create"]}]
