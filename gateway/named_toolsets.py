@@ -113,8 +113,6 @@ def session_of(principal: Principal, session: str) -> str:
     The same session id used with and without a toolset are two sessions, so a pair is never made
     of a search in one toolset and a call of a tool outside it.
     """
-    if (
-        not principal.toolsets or session == NO_SESSION or not session
-    ):  # a call without one pairs with nothing
+    if not principal.toolsets or session in (NO_SESSION, ""):  # no session: pairs with nothing anyway
         return session
     return f"{session}\x1ftoolsets:{','.join(sorted(principal.toolsets))}"
