@@ -30,7 +30,7 @@ from gateway.named_toolsets import NamedToolset, Toolsets, confine, session_of
 from gateway.runtime import policy_from
 from gateway.usage import SqliteUsageStore, Usage
 
-from . import cli_support
+from . import cli_support, test_discovery_visibility
 from .sample_tools import ALL_TOOLS
 from .test_discovery_visibility import HIDDEN, REQUESTS, VISIBLE, _answers
 
@@ -49,7 +49,12 @@ def call(gw: Gateway, tool: str, args: dict[str, Any], who: Principal, session: 
     return run_sync(gw.call(tool, args, ToolContext(principal=who, session_id=session)))
 
 
-def test_a_tool_outside_the_toolset_changes_no_answer_of_discovery() -> None:
+engine = (
+    test_discovery_visibility.engine
+)  # the fixture: lexical, and hybrid when the search extra is installed
+
+
+def test_a_tool_outside_the_toolset_changes_no_answer_of_discovery(engine: str) -> None:
     confined = Gateway(Catalog([*TOOLS, *HIDDEN]), policy=Policy(toolsets=TOOLSETS), search_cache_dir=False)
     without = Gateway(Catalog(TOOLS), search_cache_dir=False)
     assert _answers(confined, ANA_AT_DESK) == _answers(without, ANA)
@@ -107,7 +112,7 @@ def test_pairs_recorded_in_a_toolset_never_mention_a_tool_outside_it() -> None:
     assert session_of(ANA_AT_DESK, "default") == "default"  # no session still pairs with nothing
 
 
-def test_evidence_about_tools_outside_the_toolset_never_moves_its_ranking() -> None:
+def test_evidence_about_tools_outside_the_toolset_never_moves_its_ranking(engine: str) -> None:
     usage = _learning()
     usage.import_lines(
         json.dumps({"query": q, "tools": ["support_refund_order", "support_open_ticket"]})
