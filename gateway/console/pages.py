@@ -12,6 +12,7 @@ from ..confirmation import ApprovalRefused
 from ..discovery import overview
 from ..errors import UserError
 from ..limits import LimitState, Unreachable
+from ..named_toolsets import confine
 from ..runtime import principal_from
 from . import activity, approvals, catalog, playground
 from .site import Console
@@ -162,6 +163,9 @@ class Pages:
         known = catalog.principals(self.settings)
         chosen = q.get("principal", self.settings.principal)
         principal = next((p for p in known if p.id == chosen), principal_from(self.settings))
+        toolset = q.get("toolset", "")[:64]
+        if toolset in self.gw.policy.toolsets:  # as a client confined to it would discover
+            principal = confine(principal, [toolset])
         categories = [c for c in q.getlist("category") if c][:20]
         actions = [a for a in q.getlist("action") if a][:20]
         query = q.get("query", "")[:4096]
@@ -175,6 +179,8 @@ class Pages:
             page="discovery",
             principals=known,
             principal=principal,
+            toolsets=self.gw.policy.toolsets.names,
+            toolset=toolset if principal.toolsets else "",
             query=query,
             categories=categories,
             actions=actions,

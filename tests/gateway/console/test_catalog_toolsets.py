@@ -55,3 +55,15 @@ def test_the_catalog_lists_a_toolsets_tools_and_links_every_toolset(console: str
     assert 'href="/console/catalog?category=notes&amp;toolset=reading">notes</a></td><td>1</td>' in reading
     assert _listed(files) == ["files_boom", "files_read"]
     assert unknown.status_code == 404 and "No toolset by that name." in unknown.text
+
+
+def test_the_discovery_playground_ranks_as_a_client_confined_to_a_toolset(console: str) -> None:
+    with httpx.Client() as client:
+        sign_in(client, console)
+        confined = client.get(f"{console}/discovery", params={"query": "note", "toolset": "reading"}).text
+        whole = client.get(f"{console}/discovery", params={"query": "note"}).text
+    ranked = re.compile(r'<a href="/console/catalog/tools/(\w+)"><code>')
+    assert ranked.findall(confined)[0] == "notes_search"
+    assert set(ranked.findall(confined)) <= {"notes_search", "files_read", "files_boom"}
+    assert {"notes_create", "notes_delete"} <= set(ranked.findall(whole))
+    assert "<option selected>reading</option>" in confined
