@@ -4,6 +4,7 @@ One Starlette application holds MCP (Streamable HTTP, stateless, at `[serve] pat
 routes (`/metrics`) and the console (`/console`), all behind one Host and Origin check
 (`origins.HostOriginGuard`). MCP messages are checked first (`jsonrpc_checks.JsonRpcGuard`); a call
 with a progress token is answered as an SSE stream, everything else as plain JSON (`mcp_calls`).
+Each named toolset is served at `[serve] path`/<name> through the same checks (`mcp_toolsets`).
 """
 
 from __future__ import annotations
