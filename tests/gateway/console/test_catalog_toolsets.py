@@ -1,10 +1,12 @@
-"""The console's catalog filtered by a named toolset: a real uvicorn, a real httpx client signed in by the form."""
+"""The console's catalog filtered by a named toolset: a real uvicorn, a real httpx client signed in by the
+form, and the real browser (Debian's chromium) following the links."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx2 as httpx
 import pytest
@@ -18,6 +20,7 @@ from gateway.runtime import policy_from
 
 from ..loopback_http import loopback
 from ..sample_tools import ALL_TOOLS
+from .conftest import sign_in as browser_sign_in
 from .test_sessions import TOKEN, sign_in
 
 
@@ -67,3 +70,17 @@ def test_the_discovery_playground_ranks_as_a_client_confined_to_a_toolset(consol
     assert set(ranked.findall(confined)) <= {"notes_search", "files_read", "files_boom"}
     assert {"notes_create", "notes_delete"} <= set(ranked.findall(whole))
     assert "<option selected>reading</option>" in confined
+
+
+def test_in_a_browser_a_toolset_is_chosen_by_its_link_and_kept_by_the_category_links(
+    console: str, page: Any
+) -> None:
+    browser_sign_in(page, console)
+    page.goto(f"{console}/catalog")
+    page.click("p.toolsets >> text=reading")
+    assert page.url.endswith("/catalog?toolset=reading")
+    tools = page.locator("table.tools code").all_inner_texts()
+    assert tools == ["files_boom", "files_read", "notes_search"]
+    page.click("table.overview >> text=notes")
+    assert page.url.endswith("/catalog?category=notes&toolset=reading")
+    assert page.locator("table.tools code").all_inner_texts() == ["notes_search"]
