@@ -155,7 +155,7 @@ class _Handlers:
         token = get_access_token()
         if token is None:
             return self.default_principal
-        if isinstance(token, MappedToken):  # a JWT: its claims name the principal and some roles
+        if isinstance(token, MappedToken):  # a JWT (its claims name the principal, roles) or a bound token
             known = principal_from(self.settings, token.principal)
             return replace(known, roles=known.roles | frozenset(token.roles))
         return principal_from(self.settings, token.client_id)
