@@ -91,7 +91,8 @@ def build_parser() -> argparse.ArgumentParser:
     invoke.add_argument("tool_name")
     invoke.add_argument("parameters", nargs="?", default="{}", help="parameters as a JSON object")
     invoke.add_argument("--yes", action="store_true", help="approve a destructive call without asking")
-    sub.add_parser("catalog", parents=[common], help="tool counts by category and action")
+    catalog = sub.add_parser("catalog", parents=[common], help="tool counts by category and action")
+    catalog.add_argument("--toolset", metavar="NAME", help="only the tools of this [[toolsets]] entry")
     sub.add_parser(
         "index",
         parents=[common],

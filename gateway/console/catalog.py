@@ -73,6 +73,7 @@ class ToolView:
     flags: tuple[str, ...]
     source: str
     roles: list[str]
+    toolsets: list[str] | None  # None: no toolset is configured
     schema: str
     metadata: str
 
@@ -102,6 +103,9 @@ def tool_view(gw: Gateway, settings: Settings, d: ToolDefinition) -> ToolView:
         flags=tuple(d.flags),
         source=source(d, _file_tool_names(gw)),
         roles=roles,
+        toolsets=sorted(t.name for t in gw.policy.toolsets.all if t.holds(d))
+        if gw.policy.toolsets.all
+        else None,
         schema=json.dumps(d.json_schema, indent=2, ensure_ascii=False, default=str),
         metadata=json.dumps(metadata, indent=2, ensure_ascii=False, default=str) if metadata else "",
     )

@@ -174,6 +174,8 @@ def test_gateway_discover_with_a_toolset_sees_only_its_tools(
     assert {c["name"]: c["tools"] for c in json.loads(out)["categories"]} == {"files": 2, "notes": 1}
     code, out, _ = cli_support.run(capsys, "discover", "--json", "delete a note", "--toolset", "reading")
     assert code == 0 and "notes_delete" not in out
+    code, out, _ = cli_support.run(capsys, "catalog", "--json", "--toolset", "reading")
+    assert code == 0 and json.loads(out)["total_tools"] == 3
     code, out, _ = cli_support.run(capsys, "schema", "notes_delete", "--json", "--toolset", "reading")
     assert code != 0 and json.loads(out)["error"]["code"] == "unknown_tool"
     code, out, err = cli_support.run(capsys, "discover", "--toolset", "nosuch")

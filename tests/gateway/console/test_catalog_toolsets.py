@@ -10,6 +10,7 @@ from typing import Any
 
 import httpx2 as httpx
 import pytest
+from playwright.sync_api import expect
 from starlette.applications import Starlette
 from starlette.routing import Mount
 
@@ -60,6 +61,17 @@ def test_the_catalog_lists_a_toolsets_tools_and_links_every_toolset(console: str
     assert unknown.status_code == 404 and "No toolset by that name." in unknown.text
 
 
+def test_a_tools_page_names_the_toolsets_that_hold_it(console: str) -> None:
+    with httpx.Client() as client:
+        sign_in(client, console)
+        search = client.get(f"{console}/catalog/tools/notes_search").text
+        delete = client.get(f"{console}/catalog/tools/notes_delete").text
+        boom = client.get(f"{console}/catalog/tools/files_boom").text
+    assert "<dt>Toolsets that hold it</dt><dd>notes, reading</dd>" in search  # by name
+    assert "<dt>Toolsets that hold it</dt><dd>notes</dd>" in delete
+    assert "<dt>Toolsets that hold it</dt><dd>reading</dd>" in boom
+
+
 def test_the_discovery_playground_ranks_as_a_client_confined_to_a_toolset(console: str) -> None:
     with httpx.Client() as client:
         sign_in(client, console)
@@ -78,9 +90,8 @@ def test_in_a_browser_a_toolset_is_chosen_by_its_link_and_kept_by_the_category_l
     browser_sign_in(page, console)
     page.goto(f"{console}/catalog")
     page.click("p.toolsets >> text=reading")
-    assert page.url.endswith("/catalog?toolset=reading")
-    tools = page.locator("table.tools code").all_inner_texts()
-    assert tools == ["files_boom", "files_read", "notes_search"]
+    page.wait_for_url("**/catalog?toolset=reading")  # the click's navigation, done
+    expect(page.locator("table.tools code")).to_have_text(["files_boom", "files_read", "notes_search"])
     page.click("table.overview >> text=notes")
-    assert page.url.endswith("/catalog?category=notes&toolset=reading")
-    assert page.locator("table.tools code").all_inner_texts() == ["notes_search"]
+    page.wait_for_url("**/catalog?category=notes&toolset=reading")
+    expect(page.locator("table.tools code")).to_have_text(["notes_search"])
