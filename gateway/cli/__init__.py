@@ -131,6 +131,11 @@ def _serve(settings: Settings, args: argparse.Namespace) -> int:
             "serving MCP (JSON-RPC) on stdin and stdout for an MCP client to start, not for typing; "
             "see docs/mcp.md to add it to a client. End with Ctrl-D."
         )
+    if args.toolset is not None:
+        from ..adapters.mcp_toolsets import AT_TOOLSET
+
+        principal_from(settings, toolset=args.toolset)  # an unknown name is said before anything starts
+        AT_TOOLSET.set(args.toolset)  # every request is served as at that toolset's endpoint
     http = (args.transport or settings.serve.transport) == "http"
     mount = console.mountable(settings) if http else None
     return serve(settings, transport=args.transport, host=args.host, port=args.port, console=mount)

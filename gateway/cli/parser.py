@@ -133,6 +133,9 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--transport", choices=["stdio", "http"], help="default: stdio")
     serve.add_argument("--host", help="HTTP address to listen on (default 127.0.0.1)")
     serve.add_argument("--port", type=int, help="HTTP port (default 8765; 0 picks a free one)")
+    serve.add_argument(
+        "--toolset", metavar="NAME", help="serve only the tools of this [[toolsets]] entry, to every client"
+    )
     console.add_arguments(
         sub.add_parser(
             "console", parents=[common], help="the operator console in a web page (docs/console.md)"

@@ -1,4 +1,5 @@
-"""Named toolsets over HTTP: `/mcp/<toolset>`, tokens bound to one, through a real server and the real SDK client.
+"""Named toolsets served over MCP: `/mcp/<toolset>`, tokens bound to one, `gateway serve --toolset`, through a
+real server and the real SDK client.
 
 Each check is made the way a client confined to a toolset would try to reach a tool outside it:
 discovery, schema and invocation through the meta-tools, the server's instructions, another endpoint.
@@ -7,6 +8,8 @@ discovery, schema and invocation through the meta-tools, the server's instructio
 from __future__ import annotations
 
 import hashlib
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -14,8 +17,19 @@ from typing import Any
 import anyio
 import httpx2
 import pytest
+from mcp import Client
 
-from .mcp_server_support import HttpServer, audit_outcomes, http_client, http_server, text_of, write_config
+from .mcp_server_support import (
+    ROOT,
+    HttpServer,
+    audit_outcomes,
+    http_client,
+    http_server,
+    server_env,
+    stdio_server,
+    text_of,
+    write_config,
+)
 from .oauth_support import Issuer, rsa_key, serve_issuer
 from .test_learning_signal import _pairs, session_client
 
@@ -232,3 +246,28 @@ def test_a_search_at_a_toolset_endpoint_never_pairs_with_a_call_outside_it(tmp_p
     with http_server(config) as server:
         anyio.run(scenario, server.url)
     assert _pairs(tmp_path) == [{"query": WORDS, "tools": ["notes_create"]}]
+
+
+def test_gateway_serve_with_a_toolset_serves_only_its_tools_over_stdio(tmp_path: Path) -> None:
+    config = write_config(tmp_path, '[[toolsets]]\nname = "notes"\ncategories = ["notes"]\n')
+
+    async def scenario() -> dict[str, Any]:
+        async with Client(stdio_server(config, "--toolset", "notes")) as client:
+            overview = text_of(await client.call_tool("discover_tools", {}))
+            read = {"tool_name": "files_read", "parameters": {"path": "/srv/files/a"}}
+            invoked = text_of(await client.call_tool("invoke_tool", read))
+            return {
+                "instructions": client.instructions or "",
+                "categories": {c["name"]: c["tools"] for c in overview["categories"]},
+                "invoked": invoked["error"]["code"],
+            }
+
+    seen = anyio.run(scenario)
+    assert seen["categories"] == {"notes": 4} and seen["invoked"] == "unknown_tool"
+    assert "notes (4)" in seen["instructions"] and "files" not in seen["instructions"]
+    command = [sys.executable, "-m", "gateway.cli", "serve", "--config", str(config), "--toolset", "nosuch"]
+    done = subprocess.run(
+        command, check=False, cwd=ROOT, env=server_env(), capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 2
+    assert done.stderr == "gateway: no toolset named 'nosuch'; the configured ones: notes\n"
