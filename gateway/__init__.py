@@ -20,6 +20,7 @@ from .errors import (
     UserError,
 )
 from .meta_tools import META_TOOL_NAMES
+from .named_toolsets import NamedToolset, Toolsets
 from .policy import Policy, Rule
 from .rendering import render
 from .toolset import ProviderOptions, Toolset, load_provider
@@ -41,6 +42,7 @@ __all__ = [
     "JsonlAuditLog",
     "MemoryAuditLog",
     "MemoryConfirmationStore",
+    "NamedToolset",
     "NoParams",
     "NotFound",
     "PendingConfirmation",
@@ -57,6 +59,7 @@ __all__ = [
     "ToolInputError",
     "ToolResult",
     "Toolset",
+    "Toolsets",
     "UnknownTool",
     "UserError",
     "load_provider",

@@ -191,7 +191,7 @@ def _invalid(exc: ValidationError, path: Path | None, text: str, sources: Mappin
             first_line = line
         elif line:
             dotted = f"{dotted} (line {line})"
-        from_file.append(f"{dotted}: {msg}")
+        from_file.append(f"{dotted}: {msg}" if dotted else msg)  # a whole-file check names its keys itself
     described = from_file + elsewhere
     return ConfigError(
         "; ".join(described),

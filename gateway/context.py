@@ -17,11 +17,16 @@ _EMPTY: Mapping[Any, Any] = MappingProxyType({})
 
 @dataclass(frozen=True, slots=True)
 class Principal:
-    """Who is calling: a user or service identity, the roles it holds, and the agent acting for it."""
+    """Who is calling: a user or service identity, the roles it holds, and the agent acting for it.
+
+    `toolsets`: the named toolsets the caller is confined to (gateway.named_toolsets): a tool must be
+    in every one of them to be seen (empty: no narrowing beyond the policy).
+    """
 
     id: str = "local"
     roles: frozenset[str] = frozenset()
     agent: str | None = None
+    toolsets: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)

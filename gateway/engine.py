@@ -37,6 +37,7 @@ from .errors import ToolFailed, ToolInputError, UnknownTool
 from .indexes import Indexes
 from .limits import Limiter
 from .meta_tools import build_meta_catalog
+from .named_toolsets import session_of
 from .names import closest_names
 from .policy import Policy
 from .refusal import CallRefused as _CallError
@@ -204,7 +205,7 @@ class Gateway:
         )
         if usage is not None and query and query.strip() and "tools" in out:
             shown = [t["name"] for t in out["tools"]]
-            usage.searched(principal.id, session, query.strip(), shown, out["total"])
+            usage.searched(principal.id, session_of(principal, session), query.strip(), shown, out["total"])
         return out
 
     def schema(self, principal: Principal, tool_name: str) -> dict[str, Any]:
@@ -312,7 +313,7 @@ class Gateway:
             raise
         audit("executed")
         if self.usage is not None:
-            self.usage.invoked(ctx.session_id, ctx.principal.id, d.name)
+            self.usage.invoked(session_of(ctx.principal, ctx.session_id), ctx.principal.id, d.name)
         return ToolResult(
             d.name, ctx.call_id, "ok", output=to_jsonable(output), duration_ms=_elapsed_ms(start)
         )

@@ -3,6 +3,7 @@
 A denied tool is invisible: discovery does not list it, its schema is not shown, and
 invoking it answers exactly as for a tool that does not exist. A tool may also name its own
 audience (file tools do, with `roles` and `agents`); outside it, the tool is just as invisible.
+So is a tool outside the named toolsets a principal is confined to (`gateway.named_toolsets`).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Literal
 
 from .context import Principal
 from .definition import ToolDefinition
+from .named_toolsets import NO_TOOLSETS, Toolsets
 
 Effect = Literal["allow", "deny"]
 
@@ -67,12 +69,16 @@ def audience_of(tool: ToolDefinition) -> Audience | None:
 
 @dataclass(frozen=True)
 class Policy:
-    """The tool's own audience first; then deny beats allow; a tool no rule mentions gets `default`."""
+    """The caller's toolsets and the tool's own audience first; then deny beats allow; a tool no rule
+    mentions gets `default`."""
 
     rules: tuple[Rule, ...] = ()
     default: Effect = "allow"
+    toolsets: Toolsets = NO_TOOLSETS
 
     def allows(self, tool: ToolDefinition, principal: Principal) -> bool:
+        if principal.toolsets and not self.toolsets.admit(principal.toolsets, tool):
+            return False
         audience = audience_of(tool)
         if audience is not None and not audience.admits(principal):
             return False

@@ -20,6 +20,7 @@ from .engine import Gateway
 from .errors import UserError
 from .files import keep_private, sqlite_files
 from .limits import Limit, Limiter, RedisBackend
+from .named_toolsets import NamedToolset, Toolsets, confine
 from .policy import Policy, Rule
 from .search.encoder import packages_installed, use_model
 from .search.models import DEFAULT_MODEL, ModelReference
@@ -43,13 +44,48 @@ def policy_from(settings: Settings) -> Policy:
         )
         for r in settings.policy.rules
     )
-    return Policy(rules=rules, default=settings.policy.default)
+    return Policy(rules=rules, default=settings.policy.default, toolsets=toolsets_from(settings))
 
 
-def principal_from(settings: Settings, principal_id: str | None = None) -> Principal:
+def toolsets_from(settings: Settings) -> Toolsets:
+    """The `[[toolsets]]` of `settings`."""
+    return Toolsets(
+        tuple(
+            NamedToolset(
+                name=t.name,
+                tools=tuple(t.tools),
+                categories=tuple(t.categories),
+                sources=tuple(t.sources),
+                clients=tuple(t.clients),
+                scopes=tuple(t.scopes),
+                description=t.description,
+            )
+            for t in settings.toolsets
+        )
+    )
+
+
+def principal_from(
+    settings: Settings, principal_id: str | None = None, *, toolset: str | None = None
+) -> Principal:
+    """The principal `principal_id` (default: `settings.principal`) with its configured roles,
+    confined to `toolset` when one is named.
+
+    Raises:
+        UserError: `toolset` names no `[[toolsets]]` entry.
+    """
     pid = principal_id or settings.principal
     entry = settings.principals.get(pid)
-    return Principal(id=pid, roles=frozenset(entry.roles if entry else ()), agent=settings.agent)
+    principal = Principal(id=pid, roles=frozenset(entry.roles if entry else ()), agent=settings.agent)
+    if toolset is None:
+        return principal
+    known = sorted(t.name for t in settings.toolsets)
+    if toolset not in known:
+        raise UserError(
+            f"no toolset named {toolset!r}; "
+            + (f"the configured ones: {', '.join(known)}" if known else "none is configured ([[toolsets]])")
+        )
+    return confine(principal, [toolset])
 
 
 def limiter_from(limits: Sequence[LimitSettings], settings: LimiterSettings) -> Limiter:

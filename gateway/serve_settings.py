@@ -21,6 +21,7 @@ class TokenSettings(_Section):
     principal: str
     sha256: str | None = Field(None, pattern=r"^[0-9a-f]{64}$")
     env: str | None = None
+    toolset: str | None = None  # the [[toolsets]] entry this token is confined to
 
     @model_validator(mode="after")
     def _one_source(self) -> TokenSettings:

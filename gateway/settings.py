@@ -287,6 +287,27 @@ class CodeSettings(_Section):
     max_result_bytes: int = Field(20_000, ge=256)  # its result and printed text, as JSON
     max_paused: int = Field(64, ge=1)  # programs waiting for an approval at once; the oldest ends first
 
+class ToolsetSettings(_Section):
+    """A named toolset (`[[toolsets]]`, docs/confirmation-and-policy.md): the tools one client works with.
+
+    A tool is in it when it matches any selector: a `tools` glob, a `categories` glob or a
+    `sources` glob. It narrows what a principal sees, never widens it.
+    """
+
+    name: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]{0,63}$")  # also its endpoint: /mcp/<name>
+    description: str = ""
+    tools: list[str] = []  # tool-name globs, e.g. "tickets_*"
+    categories: list[str] = []
+    sources: list[str] = []  # "openapi:NAME", "mcp:SERVER", "google-apis", "builtin"; globs allowed
+    clients: list[str] = []  # OAuth client ids (client_id or azp) whose tokens are confined to it
+    scopes: list[str] = []  # OAuth scopes that confine a token carrying one to it
+
+    @model_validator(mode="after")
+    def _selects_something(self) -> ToolsetSettings:
+        if not (self.tools or self.categories or self.sources):
+            raise ValueError("a toolset names the tools it holds: give tools, categories or sources")
+        return self
+
 
 class LimiterSettings(_Section):
     """Where the `[[limits]]` keep their counts (docs/limits.md)."""
@@ -328,6 +349,8 @@ class Settings(_Section):
     """Rate limits and quotas on calls, by principal, tool, category and source (docs/limits.md)."""
     limiter: LimiterSettings = LimiterSettings()
     code: CodeSettings = CodeSettings()
+    toolsets: list[ToolsetSettings] = []
+    """Named toolsets: what a token, an OAuth client or scope, or `/mcp/<name>` is confined to."""
 
     @field_validator("limits")
     @classmethod
@@ -336,6 +359,25 @@ class Settings(_Section):
         if twice := sorted({n for n in names if names.count(n) > 1}):
             raise ValueError(f"limit names must be unique: {', '.join(twice)}")
         return value
+
+    @field_validator("toolsets")
+    @classmethod
+    def _unique_toolset_names(cls, value: list[ToolsetSettings]) -> list[ToolsetSettings]:
+        names = [t.name for t in value]
+        if twice := sorted({n for n in names if names.count(n) > 1}):
+            raise ValueError(f"toolset names must be unique: {', '.join(twice)}")
+        return value
+
+    @model_validator(mode="after")
+    def _tokens_name_known_toolsets(self) -> Settings:
+        known = {t.name for t in self.toolsets}
+        unknown = sorted({t.toolset for t in self.serve.tokens if t.toolset and t.toolset not in known})
+        if unknown:
+            raise ValueError(
+                f"serve.tokens name toolsets that are not configured: {', '.join(unknown)} "
+                "(add a [[toolsets]] entry with that name)"
+            )
+        return self
 
     @field_validator("timezone")
     @classmethod

@@ -8,6 +8,7 @@ With sessions (`[serve] sessions`, the default) a handshake-era client gets an `
 bound to its token's identity, and every answer is an SSE stream, which can carry an elicitation
 request and progress. Without them the server is stateless: a call with a progress token is
 answered as an SSE stream, everything else as plain JSON (`mcp_calls`).
+Each named toolset is served at `[serve] path`/<name> through the same checks (`mcp_toolsets`).
 """
 
 from __future__ import annotations
@@ -32,9 +33,12 @@ from mcp.server.transport_security import (
 from starlette.routing import Mount, Route
 
 from ..config import Settings
+from ..runtime import toolsets_from
 from .admin import approval_hint, sign_in_hint
 from .jsonrpc_checks import JsonRpcGuard
 from .mcp_calls import running_calls
+from .mcp_toolsets import add_routes as add_toolset_routes
+from .mcp_toolsets import resources as toolset_resources
 from .oauth import JwtVerifier, ScopeChallenge, Verifiers, root_metadata_route
 from .origins import LOOPBACK_BINDS, HostOriginGuard, allowed_hosts
 
@@ -85,7 +89,8 @@ def http_app(
                 "validate_token_resource": False,  # the verifier checks `aud` itself
             }
         )
-        jwts = JwtVerifier(oauth, oauth.audience or resource)
+        toolsets, resources = toolsets_from(settings), toolset_resources(resource, settings)
+        jwts = JwtVerifier(oauth, oauth.audience or resource, toolsets=toolsets, resources=resources)
         verifier = Verifiers(verifier, jwts, oauth.scopes)
         routes.append(root_metadata_route(auth))
     else:
@@ -108,6 +113,7 @@ def http_app(
         custom_starlette_routes=routes,
     )
     _check_messages(app, server, settings.serve.path, unchecked, streams=not sessions)
+    add_toolset_routes(app, settings, auth)  # /mcp/<toolset>
     if console is not None:  # the operator console, on the same port (docs/console.md)
         app.router.routes.append(Mount("/console", app=console))
     guarded = ScopeChallenge(app, oauth.scopes) if oauth is not None and oauth.scopes else app

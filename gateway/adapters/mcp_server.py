@@ -55,7 +55,7 @@ from ..config import APP_NAME, Settings
 from ..confirmation import DecidedBy
 from ..context import PendingConfirmation, Principal, ToolContext, ToolResult
 from ..engine import Gateway
-from ..errors import UserError
+from ..named_toolsets import confine
 from ..rendering import ShownFormatter, safe_text
 from ..runtime import open_gateway, principal_from
 from ..stores import resolve_auto_store
@@ -66,6 +66,7 @@ from .jsonrpc_checks import checked_stdio
 from .listening import listening_socket
 from .mcp_calls import REQUEST_CANCELLED, RunningCalls, register, with_progress
 from .mcp_http import serve_http
+from .mcp_toolsets import ToolsetServer, bound_token, confined, token_entries, token_toolsets
 from .oauth import MappedToken, check_resource
 from .origins import allowed_hosts
 
@@ -94,18 +95,17 @@ class TokenVerifier:
     Only digests are held; the token itself is never stored, logged or put in a result.
     """
 
-    def __init__(self, digests: Mapping[str, str]) -> None:
+    def __init__(self, digests: Mapping[str, str], toolsets: Mapping[str, str] | None = None) -> None:
         self._digests = dict(digests)
+        self._toolsets = dict(toolsets or {})  # digest -> the toolset the token is bound to
 
     async def verify_token(self, token: str) -> AccessToken | None:
         digest = hashlib.sha256(token.encode()).hexdigest()
         found = None
         for known, principal in self._digests.items():  # every entry, in constant time each
             if hmac.compare_digest(known, digest):
-                found = principal
-        if found is None:
-            return None
-        return AccessToken(token="", client_id=found, subject=found, scopes=[])
+                found = principal, self._toolsets.get(known)
+        return None if found is None else bound_token(*found)
 
 
 def token_digests(settings: Settings, environ: Mapping[str, str]) -> dict[str, str]:
@@ -114,25 +114,16 @@ def token_digests(settings: Settings, environ: Mapping[str, str]) -> dict[str, s
     Raises:
         UserError: a token names an environment variable that is not set.
     """
-    digests: dict[str, str] = {}
-    for entry in settings.serve.tokens:
-        if entry.env is not None:
-            value = environ.get(entry.env, "")
-            if not value:
-                raise UserError(
-                    f"serve.tokens: environment variable {entry.env} (for {entry.principal}) is not set"
-                )
-            digests[hashlib.sha256(value.encode()).hexdigest()] = entry.principal
-        elif entry.sha256 is not None:
-            digests[entry.sha256] = entry.principal
-    return digests
+    return {digest: principal for digest, (principal, _) in token_entries(settings, environ).items()}
 
 
-def category_counts(gw: Gateway, principals: list[Principal]) -> dict[str, int]:
-    """Tools per category, counting only tools every one of `principals` may see."""
+def category_counts(
+    gw: Gateway, principals: list[Principal], toolsets: frozenset[str] = frozenset()
+) -> dict[str, int]:
+    """Tools per category, counting only tools every one of `principals` may see (confined to `toolsets`)."""
     shared: set[str] | None = None
     for principal in principals:
-        names = {d.name for d in gw.visible(principal)}
+        names = {d.name for d in gw.visible(confine(principal, toolsets))}
         shared = names if shared is None else shared & names
     counts: dict[str, int] = {}
     for d in gw.catalog:
@@ -160,10 +151,14 @@ class _Handlers:
         self.running = RunningCalls(lambda: self.principal().id)
 
     def principal(self) -> Principal:
+        """The caller: its token's principal, confined to the toolsets its token and endpoint name."""
+        return confined(self._caller(), get_access_token())
+
+    def _caller(self) -> Principal:
         token = get_access_token()
         if token is None:
             return self.default_principal
-        if isinstance(token, MappedToken):  # a JWT: its claims name the principal and some roles
+        if isinstance(token, MappedToken):  # a JWT (its claims name the principal, roles) or a bound token
             known = principal_from(self.settings, token.principal)
             return replace(known, roles=known.roles | frozenset(token.roles))
         return principal_from(self.settings, token.client_id)
@@ -337,7 +332,7 @@ def build_server(gw: Gateway, settings: Settings, *, transport: str = "stdio") -
         server_version = version("metatool-gateway")
     except PackageNotFoundError:
         server_version = ""
-    server: Server[Any] = Server(
+    server = ToolsetServer(
         APP_NAME,
         version=server_version,
         instructions=mcp.instructions(category_counts(gw, principals)),
@@ -354,6 +349,11 @@ def build_server(gw: Gateway, settings: Settings, *, transport: str = "stdio") -
         if secret is not None
         else RequestStateSecurity.ephemeral(ttl=ttl)
     )
+    # A caller confined to toolsets reads of their tools only (counted for every principal, as above).
+    server.instructions_for = functools.cache(
+        lambda ts: mcp.instructions(category_counts(gw, principals, ts))
+    )
+    server.toolsets = lambda: handlers.principal().toolsets
     server.middleware.append(RequestStateBoundary(security, default_audience=APP_NAME))
     register(server, handlers.running)
     return server
@@ -408,7 +408,7 @@ def serve(
         else:
             app = console(gw) if console is not None else None
             routes = [metrics_route(gw.telemetry, settings, environ)]
-            verifier = TokenVerifier(digests) if digests else None
+            verifier = TokenVerifier(digests, token_toolsets(settings, environ)) if digests else None
             run = functools.partial(serve_http, console=app, routes=routes)
             assert sock is not None
             anyio.run(run, server, settings, host or settings.serve.host, sock, verifier)

@@ -26,10 +26,12 @@ import jwt
 from mcp.server.auth.provider import AccessToken, TokenVerifier
 from mcp.server.auth.routes import create_protected_resource_routes
 from mcp.server.auth.settings import AuthSettings
+from pydantic import Field
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..errors import UserError
+from ..named_toolsets import NO_TOOLSETS, Toolsets
 from ..rendering import safe_text
 from ..serve_settings import OAuthSettings, https_or_loopback
 
@@ -43,10 +45,12 @@ _FETCH_SECONDS = 10.0
 
 
 class MappedToken(AccessToken):
-    """A verified access token with the principal and roles its claims name."""
+    """A verified access token with the principal and roles its claims name, and the named toolsets
+    its client id, scopes or audience confine it to (`gateway.named_toolsets`)."""
 
     principal: str
     roles: list[str]
+    toolsets: list[str] = Field(default_factory=list)
 
 
 class KeySet:
@@ -165,12 +169,25 @@ class JwtVerifier:
         settings: `[serve.oauth]`.
         audience: the `aud` a token must hold (`audience`, else `resource`, else the served URL).
         keys: the issuer's keys (default: fetched as configured).
+        toolsets: the named toolsets, which may bind a client id or a scope.
+        resources: {a toolset endpoint's resource URL: its toolset}: audiences accepted too, each
+            confining its token to that toolset.
     """
 
-    def __init__(self, settings: OAuthSettings, audience: str, keys: KeySet | None = None) -> None:
+    def __init__(
+        self,
+        settings: OAuthSettings,
+        audience: str,
+        keys: KeySet | None = None,
+        *,
+        toolsets: Toolsets = NO_TOOLSETS,
+        resources: Mapping[str, str] | None = None,
+    ) -> None:
         self.settings = settings
         self.audience = audience
         self.keys = keys or KeySet(settings)
+        self.toolsets = toolsets
+        self.resources = dict(resources or {})
 
     async def verify_token(self, token: str) -> AccessToken | None:
         claims = await self.claims(token)
@@ -182,11 +199,18 @@ class JwtVerifier:
             return None
         roles = _strings(claim_at(claims, self.settings.roles_claim)) if self.settings.roles_claim else []
         client = claims.get("client_id") or claims.get("azp")
+        scopes = _strings(claims.get("scope", claims.get("scp")))
+        aud = claims.get("aud")
+        audiences = [aud] if isinstance(aud, str) else _strings(aud)
+        # A token for the whole catalog is bound by its client and scopes; one for a toolset's endpoint, to it too.
+        bound = self.toolsets.bound(client=client if isinstance(client, str) else None, scopes=scopes)
+        if self.audience not in audiences:
+            bound |= {self.resources[a] for a in audiences if a in self.resources}
         exp = claims.get("exp")
         return MappedToken(
             token="",
             client_id=client if isinstance(client, str) else principal,
-            scopes=_strings(claims.get("scope", claims.get("scp"))),
+            scopes=scopes,
             # The SDK refuses a token past `expires_at` on its own, without the leeway decode allowed.
             expires_at=int(exp + self.settings.leeway_seconds) if isinstance(exp, int | float) else None,
             resource=self.audience,
@@ -194,6 +218,7 @@ class JwtVerifier:
             claims={"iss": claims.get("iss")},
             principal=principal,
             roles=roles,
+            toolsets=sorted(bound),
         )
 
     async def claims(self, token: str) -> dict[str, Any] | None:
@@ -227,7 +252,7 @@ class JwtVerifier:
                 token,
                 key,
                 algorithms=[alg],
-                audience=self.audience,
+                audience=[self.audience, *self.resources],
                 issuer=self.settings.issuer,
                 leeway=self.settings.leeway_seconds,
                 options={"require": ["exp", "iss", "aud"], "verify_iat": False},

@@ -85,11 +85,12 @@ def _command(args: argparse.Namespace) -> int:
         settings, notice = _without_an_unwritable_audit_log(settings, args.command)
     if args.command == "tools" and args.verb == "check":  # its report lists each skipped definition once
         logging.getLogger("gateway.filetools").setLevel(logging.ERROR)  # restored by progress_on_stderr
+    principal = principal_from(settings, toolset=getattr(args, "toolset", None))  # a bad name: said first
     approver = approvals.terminal_approver(args.yes) if args.command == "invoke" else None
     with open_gateway(settings, approver=approver) as gw:
         if notice:  # only once the gateway opened: a data directory that is unusable says so instead
             note(notice)
-        ctx = ToolContext(principal=principal_from(settings), session_id="cli")
+        ctx = ToolContext(principal=principal, session_id="cli")
         if args.command == "discover":
             return commands.discover(gw, ctx, args)
         if args.command == "schema":
@@ -130,6 +131,11 @@ def _serve(settings: Settings, args: argparse.Namespace) -> int:
             "serving MCP (JSON-RPC) on stdin and stdout for an MCP client to start, not for typing; "
             "see docs/mcp.md to add it to a client. End with Ctrl-D."
         )
+    if args.toolset is not None:
+        from ..adapters.mcp_toolsets import AT_TOOLSET
+
+        principal_from(settings, toolset=args.toolset)  # an unknown name is said before anything starts
+        AT_TOOLSET.set(args.toolset)  # every request is served as at that toolset's endpoint
     http = (args.transport or settings.serve.transport) == "http"
     mount = console.mountable(settings) if http else None
     return serve(settings, transport=args.transport, host=args.host, port=args.port, console=mount)

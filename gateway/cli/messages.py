@@ -113,7 +113,17 @@ def _error_for_a_person(
 ) -> ErrorInfo:
     name = shlex.quote(tool_name) if tool_name else "NAME"
     if error.code == "unknown_tool" and tool_name is not None:
-        if gw.catalog.get(tool_name) is not None:  # hidden by the policy from this principal
+        found = gw.catalog.get(tool_name)
+        unconfined = dataclasses.replace(principal, toolsets=frozenset())
+        if found is not None and principal.toolsets and gw.policy.allows(found, unconfined):
+            toolsets = ", ".join(sorted(principal.toolsets))
+            return dataclasses.replace(
+                error,
+                message=f"A tool named {tool_name!r} exists, but not in toolset {toolsets}.",
+                next_step="Run without --toolset, or add the tool to the toolset in the configuration.",
+                suggestions=(),
+            )
+        if found is not None:  # hidden by the policy from this principal
             return dataclasses.replace(
                 error,
                 message=f"A tool named {tool_name!r} exists, but principal {principal.id!r} may not use it.",

@@ -83,13 +83,16 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"tools per page, 1 to {MAX_DISCOVER_LIMIT} (default: 10)",
     )
     discover.add_argument("--cursor")
+    discover.add_argument("--toolset", metavar="NAME", help="only the tools of this [[toolsets]] entry")
     schema = sub.add_parser("schema", parents=[common], help="show one tool's schema")
     schema.add_argument("tool_name")
+    schema.add_argument("--toolset", metavar="NAME", help="as a client confined to this toolset")
     invoke = sub.add_parser("invoke", parents=[common], help="run one tool")
     invoke.add_argument("tool_name")
     invoke.add_argument("parameters", nargs="?", default="{}", help="parameters as a JSON object")
     invoke.add_argument("--yes", action="store_true", help="approve a destructive call without asking")
-    sub.add_parser("catalog", parents=[common], help="tool counts by category and action")
+    catalog = sub.add_parser("catalog", parents=[common], help="tool counts by category and action")
+    catalog.add_argument("--toolset", metavar="NAME", help="only the tools of this [[toolsets]] entry")
     sub.add_parser(
         "index",
         parents=[common],
@@ -131,6 +134,9 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", help="HTTP address to listen on (default 127.0.0.1)")
     serve.add_argument("--port", type=int, help="HTTP port (default 8765; 0 picks a free one)")
     serve.add_argument("--code", action="store_true", default=None, help="offer run_code (docs/code-mode.md)")
+    serve.add_argument(
+        "--toolset", metavar="NAME", help="serve only the tools of this [[toolsets]] entry, to every client"
+    )
     console.add_arguments(
         sub.add_parser(
             "console", parents=[common], help="the operator console in a web page (docs/console.md)"

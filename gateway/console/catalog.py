@@ -16,6 +16,7 @@ from ..engine import Gateway
 from ..errors import UserError
 from ..fronting.config import load_front_config
 from ..fronting.front import Front, Report
+from ..named_toolsets import NamedToolset
 from ..rendering import to_jsonable
 from ..runtime import principal_from
 
@@ -72,15 +73,21 @@ class ToolView:
     flags: tuple[str, ...]
     source: str
     roles: list[str]
+    toolsets: list[str] | None  # None: no toolset is configured
     schema: str
     metadata: str
 
 
-def tools(gw: Gateway, *, category: str = "", action: str = "") -> list[ToolDefinition]:
+def tools(
+    gw: Gateway, *, category: str = "", action: str = "", toolset: NamedToolset | None = None
+) -> list[ToolDefinition]:
+    """The catalog's tools, of `category`, that do `action`, that `toolset` holds (each: any when empty)."""
     return [
         d
         for d in gw.catalog
-        if (not category or d.category == category) and (not action or d.action == action)
+        if (not category or d.category == category)
+        and (not action or d.action == action)
+        and (toolset is None or toolset.holds(d))
     ]
 
 
@@ -96,6 +103,9 @@ def tool_view(gw: Gateway, settings: Settings, d: ToolDefinition) -> ToolView:
         flags=tuple(d.flags),
         source=source(d, _file_tool_names(gw)),
         roles=roles,
+        toolsets=sorted(t.name for t in gw.policy.toolsets.all if t.holds(d))
+        if gw.policy.toolsets.all
+        else None,
         schema=json.dumps(d.json_schema, indent=2, ensure_ascii=False, default=str),
         metadata=json.dumps(metadata, indent=2, ensure_ascii=False, default=str) if metadata else "",
     )

@@ -12,6 +12,7 @@ from ..confirmation import ApprovalRefused
 from ..discovery import overview
 from ..errors import UserError
 from ..limits import LimitState, Unreachable
+from ..named_toolsets import confine
 from ..runtime import principal_from
 from . import activity, approvals, catalog, playground
 from .site import Console
@@ -162,6 +163,9 @@ class Pages:
         known = catalog.principals(self.settings)
         chosen = q.get("principal", self.settings.principal)
         principal = next((p for p in known if p.id == chosen), principal_from(self.settings))
+        toolset = q.get("toolset", "")[:64]
+        if toolset in self.gw.policy.toolsets:  # as a client confined to it would discover
+            principal = confine(principal, [toolset])
         categories = [c for c in q.getlist("category") if c][:20]
         actions = [a for a in q.getlist("action") if a][:20]
         query = q.get("query", "")[:4096]
@@ -175,6 +179,8 @@ class Pages:
             page="discovery",
             principals=known,
             principal=principal,
+            toolsets=self.gw.policy.toolsets.names,
+            toolset=toolset if principal.toolsets else "",
             query=query,
             categories=categories,
             actions=actions,
@@ -188,12 +194,21 @@ class Pages:
     async def catalog(self, request: Request, who: str) -> Response:
         category = request.query_params.get("category", "")[:100]
         action = request.query_params.get("action", "")[:40]
-        listed = catalog.tools(self.gw, category=category, action=action)
+        named = request.query_params.get("toolset", "")[:64]
+        toolset = self.gw.policy.toolsets.get(named) if named else None
+        if named and toolset is None:
+            return self.console.render(
+                request, "missing.html", 404, page="catalog", what="No toolset by that name."
+            )
+        listed = catalog.tools(self.gw, category=category, action=action, toolset=toolset)
+        held = self.gw.catalog if toolset is None else catalog.tools(self.gw, toolset=toolset)
         return self.console.render(
             request,
             "catalog.html",
             page="catalog",
-            overview=overview(tuple(self.gw.catalog)),
+            overview=overview(tuple(held)),
+            toolsets=self.gw.policy.toolsets.names,
+            toolset=named,
             category=category,
             action=action,
             tools=listed[:500],
