@@ -40,10 +40,10 @@ from pydantic import BaseModel
 
 from gateway import PARAMS_CONFIG, Catalog, Gateway, ToolContext, render, run_sync, tool
 from gateway.adapters import anthropic
+from gateway.client_settings import CodeSettings
 from gateway.code import enable
 from gateway.config import Settings
 from gateway.runtime import open_gateway
-from gateway.settings import CodeSettings
 
 NOW = datetime(2026, 11, 23, 9, 0, tzinfo=ZoneInfo("Europe/Berlin"))
 SYSTEM = "You help the user with their calendar, email and tasks. Use the tools; never guess a tool's name."

@@ -13,6 +13,7 @@ from pathlib import Path
 from . import code
 from .audit import JsonlAuditLog
 from .catalog import Catalog, bulk_allocation
+from .client_settings import LimiterSettings, LimitSettings
 from .config import Settings
 from .confirmation import Approver, ConfirmationGate
 from .context import Principal
@@ -24,7 +25,7 @@ from .named_toolsets import NamedToolset, Toolsets, confine
 from .policy import Policy, Rule
 from .search.encoder import packages_installed, use_model
 from .search.models import DEFAULT_MODEL, ModelReference
-from .settings import DenseSettings, LimiterSettings, LimitSettings
+from .settings import DenseSettings
 from .stores import close_store, open_store
 from .telemetry.setup import open_telemetry
 from .toolset import ProviderOptions, load_provider

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..settings import CodeSettings
+from ..client_settings import CodeSettings
 from .programs import Backend, Programs
 from .tool import RunCodeParams, run_code_definition, with_run_code
 

@@ -28,13 +28,13 @@ from typing import Any, Protocol
 from pydantic import BaseModel, ValidationError
 
 from ..audit import Auditor, Outcome
+from ..client_settings import CodeSettings
 from ..confirmation import ConfirmationGate
 from ..context import ErrorInfo, PendingConfirmation, ToolContext, ToolResult
 from ..errors import ToolFailed, ToolInputError
 from ..meta_tools import Backend as MetaBackend
 from ..meta_tools import DiscoverParams
 from ..rendering import error_info, to_jsonable
-from ..settings import CodeSettings
 from . import text
 from .sandbox import Asked, Failed, Finished, Limits, Run, Sandbox, Step
 

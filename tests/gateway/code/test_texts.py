@@ -9,9 +9,9 @@ from syrupy.assertion import SnapshotAssertion
 
 from gateway import Catalog, Gateway, render
 from gateway.adapters import anthropic
+from gateway.client_settings import CodeSettings
 from gateway.code import enable, text
 from gateway.context import ErrorInfo, ToolResult
-from gateway.settings import CodeSettings
 
 from ..sample_tools import ALL_TOOLS
 
