@@ -1,7 +1,8 @@
 """Discovery quality: our `discover_tools` ranking next to plain BM25, on one dataset folder.
 
     python -m benchmarks.discovery DATASET_DIR [--rankings OUT.jsonl] [--max-queries N]
-        [--history HISTORY.jsonl | --history-split] [--growth] [--openapi NAME=SPEC]
+        [--history HISTORY.jsonl | --history-split] [--growth] [--queries-per-tool N]
+        [--openapi NAME=SPEC]
 
 With `--openapi NAME=SPEC` the tools are the operations of an OpenAPI description, served as the
 `[[openapi]]` entry NAME serves them, and DATASET_DIR needs only `queries.jsonl` (gold names are tool
@@ -12,7 +13,8 @@ With history (a file in the `queries.jsonl` format, or `--history-split`: the da
 sha1 % 4 == 0, the rest being ranked), it is imported as `gateway usage import` would, and rows
 "with history" follow the zero-shot ones on the same queries, each with the number of queries whose
 first tool was right without history and is wrong with it (learning's harm). `--growth` adds rows for
-1%, 10% and 100% of the history.
+1%, 10% and 100% of the history; `--queries-per-tool N` stores the history with that bound instead of
+the `[usage]` default `max_queries_per_tool` (to measure it).
 
 DATASET_DIR is a folder holding `tools.jsonl` and `queries.jsonl` (`benchmarks.datasets.WHERE_FROM`
 says what they hold; the data is not part of the repository, and a missing folder exits with status 2
@@ -37,7 +39,7 @@ from typing import Any, NoReturn
 from gateway import Catalog, Gateway, Principal
 from gateway.names import to_name
 from gateway.search import SearchIndex, dense_available, semantic_available
-from gateway.usage import Usage
+from gateway.usage import Limits, Usage
 
 from .baseline import Bm25s
 from .datasets import Dataset, baseline_text, load, load_openapi, read_jsonl, require
@@ -114,7 +116,9 @@ def baseline(data: Dataset) -> Callable[[dict[str, Any]], list[str]]:
 Engine = tuple[str, Callable[[], Callable[[dict[str, Any]], list[str]]]]
 
 
-def _engines(data: Dataset, history: Sequence[dict[str, Any]], *, growth: bool) -> list[Engine]:
+def _engines(
+    data: Dataset, history: Sequence[dict[str, Any]], *, growth: bool, limits: Limits | None = None
+) -> list[Engine]:
     """Ours zero-shot, ours with (shares of) the history, then the baseline: the table's rows in order."""
     semantic = semantic_available()
     engines: list[Engine] = [("ours, lexical (default install)", lambda: ours(data, semantic=False))]
@@ -137,7 +141,7 @@ def _engines(data: Dataset, history: Sequence[dict[str, Any]], *, growth: bool) 
                 (
                     label,
                     lambda part=part, hybrid=hybrid, dense=dense: ours(
-                        data, hybrid, usage_from(data, part, semantic=hybrid)[0], dense=dense
+                        data, hybrid, usage_from(data, part, semantic=hybrid, limits=limits)[0], dense=dense
                     ),
                 )
             )
@@ -220,6 +224,12 @@ def _parser() -> argparse.ArgumentParser:
         help="history: the queries whose sha1 %% 4 == 0; rank the rest",
     )
     parser.add_argument("--growth", action="store_true", help="rows for 1%%, 10%% and 100%% of the history")
+    parser.add_argument(
+        "--queries-per-tool",
+        type=int,
+        metavar="N",
+        help="with history: a tool keeps at most N past requests (default: the [usage] default)",
+    )
     parser.add_argument("--plot", type=Path, help="with --growth: plot quality against history to this PNG")
     parser.add_argument(
         "--openapi",
@@ -243,7 +253,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         f"(loaded into a Catalog in {time.perf_counter() - start:.1f} s)",
         file=sys.stderr,
     )
-    engines = _engines(data, history, growth=args.growth)
+    limits = Limits(max_queries_per_tool=args.queries_per_tool) if args.queries_per_tool else None
+    engines = _engines(data, history, growth=args.growth, limits=limits)
     our_rankings: list[list[str]] = []
     results: list[tuple[str, dict[str, float], list[float]]] = []
     zero_shot: dict[str, list[list[str]]] = {}  # by kind (lexical, hybrid, hybrid + dense): without history

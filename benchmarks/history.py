@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from gateway.usage import SqliteUsageStore, Usage
+from gateway.usage import Limits, SqliteUsageStore, Usage
 
 from .datasets import Dataset
 
@@ -29,9 +29,12 @@ def split(queries: Sequence[dict[str, Any]]) -> tuple[list[dict[str, Any]], list
     return history, test
 
 
-def usage_from(data: Dataset, history: Sequence[dict[str, Any]], *, semantic: bool) -> tuple[Usage, int]:
-    """A `Usage` on an in-memory store holding `history`; (it, pairs recorded)."""
-    usage = Usage(SqliteUsageStore(":memory:"), semantic=semantic)
+def usage_from(
+    data: Dataset, history: Sequence[dict[str, Any]], *, semantic: bool, limits: Limits | None = None
+) -> tuple[Usage, int]:
+    """A `Usage` on an in-memory store holding `history` (with the store's default bounds, or
+    `limits`); (it, pairs recorded)."""
+    usage = Usage(SqliteUsageStore(":memory:", limits=limits), semantic=semantic)
     lines = []
     for record in history:
         gold = set(record.get("gold") or [])

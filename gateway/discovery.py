@@ -123,7 +123,12 @@ def discover(
 
         first, total = ranked(offset + limit)
         if not exact:
-            first = _asked_first(first, asked_actions(query, actions), ranked)
+            asked = asked_actions(query, actions)
+            before, first = first, _asked_first(first, asked, ranked)
+            if learned and first is not before:
+                first = _lead_held(
+                    first, asked, index, query, learned, categories=categories, actions=actions
+                )
         page = first[offset : offset + limit]
     else:
         pool = [
@@ -186,6 +191,32 @@ def _asked_first(
             return first
         return [deeper[lead], *first[: len(first) - 1]] if lead >= len(first) else _moved(first, lead)
     return first if lead is None else _moved(first, lead)
+
+
+def _lead_held(
+    first: list[ToolDefinition],
+    asked: Collection[str],
+    index: SearchIndex,
+    query: str,
+    learned: Mapping[str, float],
+    *,
+    categories: Collection[str] | None,
+    actions: Collection[str] | None,
+) -> list[ToolDefinition]:
+    """`first` (a ranking with votes whose top was moved by `_asked_first`) with the text's best tool
+    that may lead on top instead, unless the voted one's blended score passes its own by
+    `LEAD_MARGIN`: the hold that keeps the text's first in place holds for the tool that replaces a
+    first needing a confirmation too (one past request never puts a near-twin first)."""
+    text, _ = index.page(query, categories=categories, actions=actions, limit=_LEAD_DEPTH)
+    lead = next((d for d, _ in text if may_lead(d, asked)), None)
+    if lead is None or first[0] is lead:
+        return first
+    found, _ = scored_page(index, query, learned, categories=categories, actions=actions, depth=_LEAD_DEPTH)
+    scores = {d.name: score for d, score in found}
+    if scores.get(first[0].name, 0.0) - scores.get(lead.name, 0.0) >= LEAD_MARGIN:
+        return first
+    at = next((i for i, d in enumerate(first) if d is lead), None)
+    return [lead, *first[: len(first) - 1]] if at is None else _moved(first, at)
 
 
 def _moved(first: list[ToolDefinition], lead: int) -> list[ToolDefinition]:

@@ -125,7 +125,7 @@ class UsageSettings(_Section):
     store: Literal["sqlite", "memory", "redis"] = "sqlite"
     path: Path | None = None  # default: <data_dir>/usage.sqlite3
     redis_url: str = "redis://127.0.0.1:6379/0"
-    max_queries_per_tool: int = Field(100, ge=1)
+    max_queries_per_tool: int = Field(200, ge=1)
     max_count_per_principal: int = Field(3, ge=1)  # one principal repeating a pair counts at most this
     max_pairs_per_principal_per_day: int = Field(500, ge=1)
     # Distinct principals a pair needs before it moves anyone else's ranking (one's own count at once).

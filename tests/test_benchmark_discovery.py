@@ -137,3 +137,19 @@ def test_a_missing_history_file_is_named_as_a_file(spec: Path, tmp_path: Path) -
         done.stderr.startswith("benchmarks.discovery --history: no history file at")
         and "dataset" not in done.stderr
     )
+
+
+def test_queries_per_tool_bounds_what_the_history_keeps_for_a_tool(spec: Path, tmp_path: Path) -> None:
+    folder = _queries(tmp_path / "pets", {"query": "buy fish food nearby", "gold": ["pets_list_stores"]})
+    history = tmp_path / "history.jsonl"
+    past = ("a shop for my parrot", "buy fish food nearby please")  # the first is kept alone (ties by text)
+    history.write_text("".join(json.dumps({"query": q, "gold": ["pets_list_stores"]}) + "\n" for q in past))
+
+    def first_right(*options: str) -> str:
+        done = _run(str(folder), "--openapi", f"pets={spec}", "--history", str(history), *options)
+        assert done.returncode == 0, done.stderr
+        row = next(line for line in done.stdout.splitlines() if line.startswith("| ours, lexical, with"))
+        return row.split("|")[2].strip()  # R@1
+
+    assert first_right() == "100.0"
+    assert first_right("--queries-per-tool", "1") == "0.0"

@@ -30,7 +30,7 @@ DAY_SECONDS = 86_400.0
 class Limits:
     """The bounds of a usage store (the `[usage]` settings)."""
 
-    max_queries_per_tool: int = 100
+    max_queries_per_tool: int = 200  # measured: docs/discovery.md, "How many past requests a tool keeps"
     max_count_per_principal: int = 3
     max_pairs_per_principal_per_day: int = 500
     half_life_days: float = 30.0

@@ -129,6 +129,13 @@ def test_a_tool_keeps_its_most_frequent_then_most_recent_queries() -> None:
     assert [e.query for e in store.evidence()] == ["often", "recent"]
 
 
+def test_a_tool_keeps_two_hundred_past_requests_by_default() -> None:
+    # Measured on a history split: keeping 100 dropped popular tools' requests and cost R@5.
+    store = SqliteUsageStore()
+    store.add([Pair(f"request number {n}", "t", f"user{n}") for n in range(250)], daily_cap=False)
+    assert len(store.evidence()) == 200
+
+
 def test_weights_decay_and_old_pairs_are_dropped() -> None:
     clock = Clock()
     store = SqliteUsageStore(limits=Limits(half_life_days=10, retention_days=30), clock=clock)

@@ -167,3 +167,36 @@ def test_a_past_request_credited_to_several_tools_votes_for_each() -> None:
     usage.import_lines([json.dumps({"query": WORDS, "tools": ["notes_create", "notes_archive"]})])
     gw = Gateway(Catalog(ALL_TOOLS), usage=usage, search_cache_dir=False)
     assert sorted(_discover(gw, ANA, WORDS)) == ["notes_archive", "notes_create"]
+
+
+@tool(category="files", action="read", read_only=True)
+def files_recent(folder: str) -> str:
+    """The files changed in a folder this week.
+
+    Args:
+        folder: The folder.
+    """
+    return folder
+
+
+def test_one_past_request_never_puts_a_tool_first_in_place_of_a_destructive_first_the_request_did_not_ask() -> (
+    None
+):
+    def first_tools(*past: str) -> list[str]:
+        usage = Usage(SqliteUsageStore(), check_seconds=0.0, semantic=False)
+        usage.import_lines(json.dumps({"query": q, "tools": ["files_recent"]}) for q in past)
+        gw = Gateway(
+            Catalog([files_purge_old, files_disk_usage, files_recent]), usage=usage, search_cache_dir=False
+        )
+        return _discover(gw, ANA, "old files old logs disk space")
+
+    # The words match the deleting tool best, and do not ask to delete: the tool they match next leads,
+    # and one past request moves its tool up the page, not into that first place.
+    assert first_tools()[:2] == ["files_disk_usage", "files_purge_old"]
+    assert first_tools("old files old logs disk space")[:2] == ["files_disk_usage", "files_recent"]
+    many = (
+        "old files old logs disk space",
+        "old files and old logs on disk",
+        "disk space old logs old files",
+    )
+    assert first_tools(*many)[0] == "files_recent"
