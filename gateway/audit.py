@@ -114,6 +114,7 @@ class AuditRecord:
     params: Mapping[str, Any] | None = None
     agent: str | None = None
     decided_by: Mapping[str, str | None] | None = None  # {"channel": ..., "operator": ...}
+    toolsets: tuple[str, ...] | None = None  # the named toolsets the caller was confined to, sorted
 
 
 class AuditSink(Protocol):
@@ -149,8 +150,9 @@ class JsonlAuditLog:
 
     def write(self, record: AuditRecord) -> None:
         data = asdict(record)
-        if data["decided_by"] is None:  # only decisions carry it
-            del data["decided_by"]
+        for optional in ("decided_by", "toolsets"):  # only decisions, and confined callers, carry them
+            if data[optional] is None:
+                del data[optional]
         line = json.dumps(data, ensure_ascii=False, default=str, separators=(",", ":")) + "\n"
         os.write(self._fd, line.encode())
         # An attempt is on disk before the tool runs, so a crash (even of the machine) that keeps the
@@ -197,7 +199,9 @@ class Auditor:
         params: Mapping[str, Any] | None = None,
         agent: str | None = None,
         decided_by: Mapping[str, str | None] | None = None,
+        toolsets: Iterable[str] = (),
     ) -> None:
+        """Write one record: `toolsets` are those the caller came through (an endpoint, a bound token)."""
         if self.sink is None:
             return
         self.sink.write(
@@ -213,6 +217,7 @@ class Auditor:
                 params=None if params is None else self.redact(tool, params),
                 agent=agent,
                 decided_by=decided_by,
+                toolsets=tuple(sorted(toolsets)) or None,
             )
         )
 

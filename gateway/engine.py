@@ -275,6 +275,7 @@ class Gateway:
                 error_code=code,
                 params=audited,
                 agent=ctx.principal.agent,
+                toolsets=ctx.principal.toolsets,
                 decided_by=by.as_json() if by is not None else None,
             )
 

@@ -145,6 +145,7 @@ class Dispatcher:
             outcome="invalid",
             error_code=error.code,
             agent=ctx.principal.agent,
+            toolsets=ctx.principal.toolsets,
         )
 
     def _send(

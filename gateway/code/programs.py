@@ -368,6 +368,7 @@ class Programs:
             error_code=result.error.code if result.error else None,
             params={"code": code} if code else None,
             agent=ctx.principal.agent,
+            toolsets=ctx.principal.toolsets,
         )
 
 

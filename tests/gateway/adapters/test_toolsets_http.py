@@ -8,6 +8,7 @@ discovery, schema and invocation through the meta-tools, the server's instructio
 from __future__ import annotations
 
 import hashlib
+import json
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -138,6 +139,28 @@ def test_an_unknown_toolset_path_is_a_clear_404(served: HttpServer) -> None:
         httpx2.post(f"{served.url}/notes", json=body, headers={"Accept": headers["Accept"]}).status_code
         == 401
     )
+
+
+def test_each_audit_line_names_the_toolsets_the_call_came_through(served: HttpServer, tmp_path: Path) -> None:
+    async def search(url: str, token: str) -> None:
+        async with http_client(url, token) as client:
+            args = {"tool_name": "notes_search", "parameters": {"title": "eggs"}}
+            assert not (await client.call_tool("invoke_tool", args)).is_error
+
+    anyio.run(search, served.url, OPS_TOKEN)
+    anyio.run(search, f"{served.url}/notes", OPS_TOKEN)
+    anyio.run(search, served.url, BOT_TOKEN)
+    anyio.run(search, f"{served.url}/notes", BOT_TOKEN)
+    lines = (tmp_path / "audit.jsonl").read_text().splitlines()
+    seen = [
+        (r["principal"], r.get("toolsets")) for r in map(json.loads, lines) if r["tool"] == "notes_search"
+    ]
+    assert seen == [
+        ("ops", None),  # the whole catalog: no key at all
+        ("ops", ["notes"]),  # the endpoint
+        ("bot", ["reading"]),  # the token
+        ("bot", ["notes", "reading"]),  # both, sorted
+    ]
 
 
 OAUTH_CONFIG = """
