@@ -8,7 +8,8 @@ With sessions (`[serve] sessions`, the default) a handshake-era client gets an `
 bound to its token's identity, and every answer is an SSE stream, which can carry an elicitation
 request and progress. Without them the server is stateless: a call with a progress token is
 answered as an SSE stream, everything else as plain JSON (`mcp_calls`).
-Each named toolset is served at `[serve] path`/<name> through the same checks (`mcp_toolsets`).
+Each named toolset is served at `[serve] path`/<name> through the same checks (`mcp_toolsets`); a
+session answers only at the endpoint that opened it (`mcp_session_endpoints`).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from ..runtime import toolsets_from
 from .admin import approval_hint, sign_in_hint
 from .jsonrpc_checks import JsonRpcGuard
 from .mcp_calls import running_calls
+from .mcp_session_endpoints import own_sessions
 from .mcp_toolsets import add_routes as add_toolset_routes
 from .mcp_toolsets import resources as toolset_resources
 from .oauth import JwtVerifier, ScopeChallenge, Verifiers, root_metadata_route
@@ -113,6 +115,8 @@ def http_app(
         custom_starlette_routes=routes,
     )
     _check_messages(app, server, settings.serve.path, unchecked, streams=not sessions)
+    if sessions:  # before the toolsets' endpoints, which take the endpoint as built
+        own_sessions(app, settings.serve.path, server.session_manager)
     add_toolset_routes(app, settings, auth)  # /mcp/<toolset>
     if console is not None:  # the operator console, on the same port (docs/console.md)
         app.router.routes.append(Mount("/console", app=console))

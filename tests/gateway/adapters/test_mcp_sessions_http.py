@@ -128,6 +128,35 @@ def test_a_session_id_presented_by_another_principal_is_not_found(tmp_path: Path
         assert own.status_code == 200 and "invoke_tool" in own.text
 
 
+def test_a_session_id_presented_at_another_endpoint_is_not_found(tmp_path: Path) -> None:
+    config = TOKENS + '\n[[toolsets]]\nname = "notes"\ncategories = ["notes"]\n'
+    initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    with (
+        http_server(write_config(tmp_path, config, elicitation=True)) as server,
+        httpx2.Client(timeout=30) as http,
+    ):
+        notes = f"{server.url}/notes"
+        sessions = {}
+        for url in (notes, server.url):
+            opened = http.post(url, json=INITIALIZE, headers=_headers(ALICE))
+            sessions[url] = opened.headers["mcp-session-id"]
+            assert http.post(url, json=initialized, headers=_headers(ALICE, sessions[url])).status_code == 202
+        unknown = http.post(server.url, json=LIST_TOOLS, headers=_headers(ALICE, "0" * 32))
+        assert unknown.status_code == 404
+        for opened_at, elsewhere in ((notes, server.url), (server.url, notes)):
+            moved = http.post(elsewhere, json=LIST_TOOLS, headers=_headers(ALICE, sessions[opened_at]))
+            # Word for word the answer for a session that does not exist, so the client opens a new one.
+            assert (moved.status_code, moved.content) == (404, unknown.content)
+            assert moved.headers["content-type"] == unknown.headers["content-type"]
+            assert http.delete(elsewhere, headers=_headers(ALICE, sessions[opened_at])).status_code == 404
+            # The session still answers at its own endpoint, with its own catalog.
+            own = http.post(opened_at, json=LIST_TOOLS, headers=_headers(ALICE, sessions[opened_at]))
+            assert own.status_code == 200 and "invoke_tool" in own.text
+        # Ended at its own endpoint, it is gone everywhere.
+        assert http.delete(notes, headers=_headers(ALICE, sessions[notes])).status_code == 200
+        assert http.post(notes, json=LIST_TOOLS, headers=_headers(ALICE, sessions[notes])).status_code == 404
+
+
 # -- replicas behind a router that learns session ids ----------------------------------------
 
 

@@ -1,0 +1,120 @@
+"""An MCP session answers only at the endpoint that opened it (`/mcp` or one toolset's `/mcp/<name>`).
+
+Each request is confined by its own endpoint whatever session it names, so a session carried to
+another endpoint could never see more than that endpoint serves; but one session spread over two
+catalogs mixes what it learns and confuses its client. Presented anywhere else, a session id answers
+404 as an unknown one does, which the MCP specification tells a client to answer by opening a new
+session (at the endpoint it now calls).
+
+The SDK's session manager owns the sessions; this wrapper only remembers where each was opened, from
+the `Mcp-Session-Id` header of the answer that opened it, and forgets it when the session ends.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Container, Iterable
+from typing import Any
+
+from mcp.server.auth.middleware.bearer_auth import RequireAuthMiddleware
+from mcp.types import INVALID_REQUEST, ErrorData, JSONRPCError
+from starlette.responses import Response
+from starlette.routing import Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from .mcp_toolsets import AT_TOOLSET
+
+_HEADER = b"mcp-session-id"
+_PRUNE_EVERY = 1024  # openings between two looks at which sessions are still open
+
+
+def _header(headers: Iterable[tuple[bytes, bytes]]) -> str | None:
+    return next((v.decode("latin-1") for k, v in headers if k.lower() == _HEADER), None)
+
+
+# The SDK's own answer for a session it does not know, byte for byte, so the two cannot be told apart.
+_not_found = Response(
+    JSONRPCError(
+        jsonrpc="2.0", id=None, error=ErrorData(code=INVALID_REQUEST, message="Session not found")
+    ).model_dump_json(by_alias=True, exclude_unset=True),
+    status_code=404,
+    media_type="application/json",
+)
+
+
+class SessionEndpoints:
+    """ASGI: remembers the endpoint each session was opened at and refuses it at any other.
+
+    Args:
+        app: the MCP endpoint (behind its token check, so a caller without a token gets 401 first).
+        open_sessions: the ids of the sessions still open (the SDK forgets expired ones itself).
+    """
+
+    def __init__(self, app: ASGIApp, open_sessions: Callable[[], Container[str]]) -> None:
+        self.app = app
+        self.open_sessions = open_sessions
+        self.opened_at: dict[str, str | None] = {}  # session id -> toolset (None: the whole catalog)
+        self._openings = 0
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        at = AT_TOOLSET.get()
+        session = _header(scope.get("headers", []))
+        if session is None:
+            await self.app(scope, receive, self._recording(send, at))
+            return
+        if session in self.opened_at and self.opened_at[session] != at:
+            await _not_found(scope, receive, send)
+            return
+        status = 0
+
+        async def watching(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            await send(message)
+
+        await self.app(scope, receive, watching)
+        if status == 404 or (scope["method"] == "DELETE" and 200 <= status < 300):
+            self.opened_at.pop(session, None)  # expired, or ended by its client
+
+    def _recording(self, send: Send, at: str | None) -> Send:
+        async def recording(message: Message) -> None:
+            if message["type"] == "http.response.start" and (opened := _header(message.get("headers", []))):
+                self._opened(opened, at)
+            await send(message)
+
+        return recording
+
+    def _opened(self, session: str, at: str | None) -> None:
+        self.opened_at[session] = at
+        self._openings += 1
+        if self._openings % _PRUNE_EVERY == 0:  # sessions that expired unused are never presented again
+            still = self.open_sessions()
+            self.opened_at = {s: t for s, t in self.opened_at.items() if s in still}
+
+
+def own_sessions(app: Any, path: str, manager: Any) -> None:
+    """Wrap the MCP endpoint at `path` (inside its token check) in `SessionEndpoints`.
+
+    Call it before the toolsets' endpoints are added: they take the same endpoint as built.
+    """
+
+    def open_sessions() -> Container[str]:
+        # The SDK keeps its open sessions in a private mapping; without it nothing is pruned early.
+        found = getattr(manager, "_server_instances", None)
+        return _Everything() if found is None else found
+
+    for route in app.router.routes:
+        if isinstance(route, Route) and route.path == path:
+            endpoint = route.app
+            if isinstance(endpoint, RequireAuthMiddleware):
+                endpoint.app = SessionEndpoints(endpoint.app, open_sessions)
+            else:
+                route.app = SessionEndpoints(endpoint, open_sessions)
+
+
+class _Everything:
+    def __contains__(self, item: object) -> bool:
+        return True
