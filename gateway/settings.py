@@ -294,13 +294,21 @@ class Settings(_Section):
         return value
 
     @model_validator(mode="after")
-    def _tokens_name_known_toolsets(self) -> Settings:
+    def _toolsets_are_bound_as_meant(self) -> Settings:
         known = {t.name for t in self.toolsets}
         unknown = sorted({t.toolset for t in self.serve.tokens if t.toolset and t.toolset not in known})
         if unknown:
             raise ValueError(
                 f"serve.tokens name toolsets that are not configured: {', '.join(unknown)} "
                 "(add a [[toolsets]] entry with that name)"
+            )
+        required = set(self.serve.oauth.scopes) if self.serve.oauth is not None else set()
+        # A scope every token carries would confine every token: the toolset would be all anyone sees.
+        if clashes := [f"{t.name} ({s})" for t in self.toolsets for s in t.scopes if s in required]:
+            raise ValueError(
+                f"toolset scopes that serve.oauth.scopes requires of every token: {', '.join(clashes)}; "
+                "every OAuth token would be confined to them. Give each toolset a scope of its own "
+                "(e.g. toolset:NAME) that only its clients' tokens carry"
             )
         return self
 

@@ -154,6 +154,12 @@ def test_toolsets_are_read_from_the_configuration_and_bad_ones_are_refused(tmp_p
             '[[serve.tokens]]\nprincipal = "bot"\nsha256 = "' + "0" * 64 + '"\ntoolset = "nosuch"\n',
             "not configured: nosuch",
         ),
+        (
+            '[serve.oauth]\nissuer = "https://id.example.com"\nscopes = ["mcp:tools"]\n'
+            '[[toolsets]]\nname = "support"\ntools = ["x"]\nscopes = ["toolset:support", "mcp:tools"]\n',
+            "toolset scopes that serve.oauth.scopes requires of every token: support \\(mcp:tools\\); "
+            "every OAuth token would be confined to them",
+        ),
     ]:
         path.write_text(body)
         with pytest.raises(ConfigError, match=said):

@@ -294,3 +294,18 @@ def test_gateway_serve_with_a_toolset_serves_only_its_tools_over_stdio(tmp_path:
     )
     assert done.returncode == 2
     assert done.stderr == "gateway: no toolset named 'nosuch'; the configured ones: notes\n"
+
+
+def test_gateway_serve_refuses_a_toolset_scope_that_every_token_must_carry(tmp_path: Path) -> None:
+    bound = '[[toolsets]]\nname = "support"\ntools = ["notes_*"]\nscopes = ["mcp:tools"]\n'
+    config = write_config(tmp_path, OAUTH_CONFIG.format(issuer="https://id.example.com") + bound)
+    command = [sys.executable, "-m", "gateway.cli", "serve", "--transport", "http", "--config", str(config)]
+    done = subprocess.run(
+        command, check=False, cwd=ROOT, env=server_env(), capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr == (
+        f"gateway: {config}: toolset scopes that serve.oauth.scopes requires of every token: support "
+        "(mcp:tools); every OAuth token would be confined to them. Give each toolset a scope of its own "
+        "(e.g. toolset:NAME) that only its clients' tokens carry\n"
+    )
