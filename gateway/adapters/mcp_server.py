@@ -200,7 +200,7 @@ def build_server(gw: Gateway, settings: Settings, *, transport: str = "stdio") -
     server: Server[Any] = Server(
         APP_NAME,
         version=server_version,
-        instructions=mcp.instructions(category_counts(gw, principals)),
+        instructions=mcp.instructions(category_counts(gw, principals), code="run_code" in handlers.schemas),
         # The list is three fixed tools, the same for every caller, so clients may keep it.
         cache_hints={"tools/list": CacheHint(ttl_ms=24 * 3600 * 1000, scope="public")},
         on_list_tools=handlers.list_tools,
