@@ -1,6 +1,7 @@
 """Load on `gateway serve` over Streamable HTTP: many concurrent MCP clients on loopback.
 
     python -m benchmarks.mcp_load [--catalog workspace] [--clients 16] [--rounds 20] [--seconds 30]
+                                  [--mode auto|legacy] [--sessions both|on|off]
 
 Starts `gateway serve --transport http` on a free loopback port as a subprocess. Each client (the
 real MCP SDK client, its own connection) repeats a round of discover_tools then invoke_tool on a
@@ -11,6 +12,10 @@ that no call failed and that every invocation is in the server's audit log; exit
 
 The invoked tools are the catalog's read-only tools whose first example succeeds, so the mix is
 the same whatever the catalog. Nothing leaves the machine: the server binds 127.0.0.1.
+
+`--sessions both` (the default) serves twice, with MCP sessions and without (`[serve] sessions`).
+Sessions only change what handshake-era clients do: `--mode legacy` makes every client speak
+2025-11-25 (initialize, then `Mcp-Session-Id`), as Claude Code does; `auto` lets the SDK pick.
 """
 
 from __future__ import annotations
@@ -120,9 +125,9 @@ async def drive(
 
 
 @asynccontextmanager
-async def mcp_caller(url: str) -> AsyncIterator[Caller]:
+async def mcp_caller(url: str, mode: str) -> AsyncIterator[Caller]:
     """One MCP client connection (the SDK's `Client` over Streamable HTTP)."""
-    async with Client(url) as client:
+    async with Client(url, mode=mode) as client:
 
         async def call(name: str, arguments: dict[str, Any]) -> bool:
             return not (await client.call_tool(name, arguments)).is_error
@@ -140,10 +145,11 @@ async def direct_caller(gw: Gateway, ctx: ToolContext) -> AsyncIterator[Caller]:
     yield call
 
 
-def start_server(config: Path) -> tuple[subprocess.Popen[bytes], str]:
+def start_server(config: Path, sessions: bool) -> tuple[subprocess.Popen[bytes], str]:
     command = [sys.executable, "-m", "gateway.cli", "serve", "--config", str(config)]
     command += ["--transport", "http", "--host", "127.0.0.1", "--port", "0"]
     env = {k: v for k, v in os.environ.items() if not k.startswith("GATEWAY_")}
+    env["GATEWAY_SERVE_SESSIONS"] = "true" if sessions else "false"
     proc = subprocess.Popen(command, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, env=env)
     assert proc.stderr is not None
     end = time.monotonic() + START_SECONDS
@@ -174,6 +180,35 @@ def audited_invocations(path: Path) -> int:
     return sum(1 for line in path.read_text().splitlines() if json.loads(line)["outcome"] == "executed")
 
 
+Served = tuple[str, Tally, float, float, int]  # url, tally, server cpu s, clients' cpu s, audited
+
+
+def serve_and_drive(
+    root: Path,
+    configs: dict[str, Path],
+    sessions: bool,
+    load: tuple[int, int, float],
+    pairs: list[tuple[Call, Call]],
+    *,
+    mode: str,
+) -> Served:
+    """Start a server (with or without sessions), drive `load` (clients, rounds, seconds) at it."""
+    name = "sessions-on" if sessions else "sessions-off"
+    proc, url = start_server(configs[name], sessions)  # it builds its search index before listening
+    own_cpu, before = time.process_time(), resource.getrusage(resource.RUSAGE_CHILDREN)
+    try:
+        tally = asyncio.run(drive(*load, pairs, lambda: mcp_caller(url, mode)))
+    finally:
+        own_cpu = time.process_time() - own_cpu
+        proc.terminate()
+        proc.wait(timeout=30)
+        if proc.stderr is not None:
+            proc.stderr.close()
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    server_cpu = usage.ru_utime + usage.ru_stime - before.ru_utime - before.ru_stime
+    return url, tally, server_cpu, own_cpu, audited_invocations(root / name / "audit.jsonl")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -186,6 +221,12 @@ def main() -> None:
     )
     parser.add_argument("--rounds", type=int, default=20, help=f"rounds per client (at most {MAX_ROUNDS})")
     parser.add_argument("--seconds", type=float, default=30.0, help=f"time limit (at most {MAX_SECONDS:g})")
+    parser.add_argument(
+        "--mode", choices=["auto", "legacy"], default="auto", help="the clients' protocol mode"
+    )
+    parser.add_argument(
+        "--sessions", choices=["both", "on", "off"], default="both", help="serve with MCP sessions"
+    )
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)  # first, so no library's own basicConfig turns on INFO
     clients = max(1, min(args.clients, MAX_CLIENTS))
@@ -193,13 +234,15 @@ def main() -> None:
     seconds = max(1.0, min(args.seconds, MAX_SECONDS))
     print(f"machine: {platform.machine()}, {os.cpu_count()} cpus, {platform.system()} {platform.release()}")
     print(
-        f"python {platform.python_version()}; catalog {args.catalog!r}; {clients} clients x {rounds} rounds"
+        f"python {platform.python_version()}; catalog {args.catalog!r}; {clients} clients x {rounds} rounds; "
+        f"client mode {args.mode}"
     )
+    runs = {"both": [True, False], "on": [True], "off": [False]}[args.sessions]
 
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         configs = {}
-        for name in ("server", "baseline"):
+        for name in ("sessions-on", "sessions-off", "baseline"):
             (root / name).mkdir()
             configs[name] = root / name / "config.toml"
             configs[name].write_text(f'catalogs = ["{args.catalog}"]\ndata_dir = "{root / name}"\n')
@@ -210,36 +253,34 @@ def main() -> None:
             print(f"invoked tools: {', '.join(sorted({p[1][1]['tool_name'] for p in pairs}))}")
             baseline = asyncio.run(drive(clients, rounds, seconds, pairs, lambda: direct_caller(gw, ctx)))
 
-        proc, url = start_server(configs["server"])  # it builds its search index before listening
-        own_cpu = time.process_time()
-        try:
-            served = asyncio.run(drive(clients, rounds, seconds, pairs, lambda: mcp_caller(url)))
-        finally:
-            own_cpu = time.process_time() - own_cpu
-            proc.terminate()
-            proc.wait(timeout=30)
-            if proc.stderr is not None:
-                proc.stderr.close()
-        usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-        server_cpu = usage.ru_utime + usage.ru_stime
-        audited = audited_invocations(root / "server" / "audit.jsonl")
+        served = {
+            sessions: serve_and_drive(
+                root, configs, sessions, (clients, rounds, seconds), pairs, mode=args.mode
+            )
+            for sessions in runs
+        }
 
     report("baseline, Gateway.call in-process", baseline)
-    report(f"gateway serve over Streamable HTTP ({url})", served)
-    p50 = {k: statistics.median(v) for k, v in served.latencies.items()}
     base50 = {k: statistics.median(v) for k, v in baseline.latencies.items()}
-    print(
-        "median overhead of MCP over HTTP: "
-        + ", ".join(f"{k} +{p50[k] - base50[k]:.2f} ms" for k in sorted(p50))
-    )
-    print(
-        f"cpu: server process {server_cpu:.2f} s (with its start-up), clients {own_cpu:.2f} s, "
-        f"over {served.seconds:.2f} s on {os.cpu_count()} cpus"
-    )
-    print(f"audit log: {audited:,} executed invocations for {served.invocations:,} invoke_tool calls")
-    for error in served.errors[:5] + baseline.errors[:5]:
+    failed = bool(baseline.errors)
+    for sessions, (url, tally, server_cpu, own_cpu, audited) in served.items():
+        report(f"gateway serve over Streamable HTTP, sessions {'on' if sessions else 'off'} ({url})", tally)
+        p50 = {k: statistics.median(v) for k, v in tally.latencies.items()}
+        print(
+            "    median overhead of MCP over HTTP: "
+            + ", ".join(f"{k} +{p50[k] - base50[k]:.2f} ms" for k in sorted(p50))
+        )
+        print(
+            f"    cpu: server process {server_cpu:.2f} s (with its start-up), clients {own_cpu:.2f} s, "
+            f"over {tally.seconds:.2f} s on {os.cpu_count()} cpus"
+        )
+        print(f"    audit log: {audited:,} executed invocations for {tally.invocations:,} invoke_tool calls")
+        for error in tally.errors[:5]:
+            print(f"error: {error}")
+        failed = failed or bool(tally.errors) or audited != tally.invocations
+    for error in baseline.errors[:5]:
         print(f"error: {error}")
-    if served.errors or baseline.errors or audited != served.invocations:
+    if failed:
         raise SystemExit(1)
 
 

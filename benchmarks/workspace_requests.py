@@ -27,6 +27,7 @@ from services.workspace import CATALOG
 from .baseline import Bm25s
 from .datasets import baseline_text, read_jsonl
 from .metrics import aggregate
+from .models import use_published_model
 
 DATA = Path(__file__).parent / "data"
 REQUESTS = DATA / "workspace_requests.jsonl"
@@ -115,6 +116,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--quiet", action="store_true", help="print the figures only, not the misses")
     args = parser.parse_args(argv)
     path: Path = args.requests_file or (CHECK if args.check else REQUESTS)
+    use_published_model()
     run(path, misses=not args.quiet)
 
 

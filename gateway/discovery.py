@@ -156,7 +156,8 @@ def discover(
 def asked_actions(query: str, actions: Collection[str] | None = None) -> frozenset[str]:
     """The actions a request asks: those its words name ("cancel my 3pm" names delete, "move my
     dentist appointment" none, `gateway.search.verbs`) and those of its actions filter."""
-    return frozenset(analyse(query)[1]) | frozenset(actions or ())
+    _, named, whole, _, _ = analyse(query)
+    return frozenset(named) | frozenset(whole) | frozenset(actions or ())
 
 
 def may_lead(d: ToolDefinition, asked: Collection[str]) -> bool:

@@ -90,6 +90,8 @@ class ServeSettings(_Section):
     allowed_hosts: list[str] | None = None
     allowed_origins: list[str] = []  # web origins allowed besides the server's own
     oauth: OAuthSettings | None = None  # JWT access tokens from an authorization server
+    # MCP sessions (Mcp-Session-Id): what lets an elicitation reach a handshake-era client (docs/mcp.md)
+    sessions: bool = True
 
 
 class ConsoleSettings(_Section):

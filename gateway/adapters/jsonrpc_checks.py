@@ -88,13 +88,16 @@ class JsonRpcGuard:
     Well-formed messages go on to `app`, except two kinds (`mcp_calls`): a `tools/call` with a
     progress token from a client that accepts `text/event-stream` goes to `streaming`, which answers
     as an SSE stream that can carry the progress; a `notifications/cancelled` is handed to
-    `cancel` first, so the call has been stopped when the client reads its 202.
+    `cancel` first, so the call has been stopped when the client reads its 202. With `sessions`,
+    a cancel sent in a session is left to the session itself: request ids are the session's own,
+    so another session's call with the same id is not this one.
 
     Args:
         app: the application behind (the SDK's Streamable HTTP one, answering plain JSON).
         path: the MCP endpoint's path; other routes pass untouched.
         streaming: the same, answering requests with SSE streams.
         cancel: stops the current caller's call of that request id.
+        sessions: `app` keeps MCP sessions (a request with `Mcp-Session-Id` belongs to one).
     """
 
     def __init__(
@@ -104,11 +107,13 @@ class JsonRpcGuard:
         *,
         streaming: Callable[[Scope, Receive, Send], Awaitable[None]] | None = None,
         cancel: Callable[[Any], object] | None = None,
+        sessions: bool = False,
     ) -> None:
         self.app = app
         self.path = path.rstrip("/") or "/"
         self.streaming = streaming
         self.cancel = cancel
+        self.sessions = sessions
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         path = str(scope.get("path", "")).rstrip("/") or "/"
@@ -134,7 +139,8 @@ class JsonRpcGuard:
         params = message.get("params")
         params = params if isinstance(params, dict) else {}
         cancelled = message.get("method") == "notifications/cancelled" and params.get("requestId")
-        if self.cancel is not None and _usable_id(cancelled):
+        in_session = self.sessions and any(k == b"mcp-session-id" for k, _ in scope.get("headers", []))
+        if self.cancel is not None and _usable_id(cancelled) and not in_session:
             self.cancel(cancelled)
         app = self.app
         if self.streaming is not None and message.get("method") == "tools/call" and _accepts_sse(scope):

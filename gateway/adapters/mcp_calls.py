@@ -5,7 +5,8 @@ progress token (`_meta.progressToken`); the notifications tell a client with a s
 the call is alive. Over stateless HTTP they travel on the call's own response, which is then an SSE
 stream (the client must accept `text/event-stream`; calls without a token stay plain JSON).
 
-Cancelling: over stdio the SDK stops the call's handler itself. Over stateless HTTP the
+Cancelling: over stdio and in an HTTP session the SDK stops the call's handler itself (request
+ids are the session's own, so the guard leaves such a cancel to it). Over stateless HTTP the
 `notifications/cancelled` arrives in a request of its own, so the calls running in this process
 are kept by (caller, request id) and the cancel stops the matching one: a cancel from another
 caller stops nothing. The tool's coroutine is cancelled at its next await (a handler running in a

@@ -7,7 +7,7 @@ pause of a program (run_code), in the way the negotiated protocol allows:
   secret can take that second round (a program's pause excepted: it lives in the process that
   ran it, docs/code-mode.md).
 - earlier versions: an `elicitation/create` request on the call's own channel, when the
-  transport has one (stdio does; stateless HTTP does not).
+  transport has one (stdio and HTTP sessions do; stateless HTTP does not).
 
 Elicitation is offered only when `[confirmation] approvers` lists "elicitation" (not by default:
 the client that made the call would answer its own question). A client that cannot or may not be

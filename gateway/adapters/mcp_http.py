@@ -1,9 +1,13 @@
 """`gateway serve --transport http`: the application it runs and the socket it listens on.
 
-One Starlette application holds MCP (Streamable HTTP, stateless, at `[serve] path`), the extra
-routes (`/metrics`) and the console (`/console`), all behind one Host and Origin check
-(`origins.HostOriginGuard`). MCP messages are checked first (`jsonrpc_checks.JsonRpcGuard`); a call
-with a progress token is answered as an SSE stream, everything else as plain JSON (`mcp_calls`).
+One Starlette application holds MCP (Streamable HTTP at `[serve] path`), the extra routes
+(`/metrics`) and the console (`/console`), all behind one Host and Origin check
+(`origins.HostOriginGuard`). MCP messages are checked first (`jsonrpc_checks.JsonRpcGuard`).
+
+With sessions (`[serve] sessions`, the default) a handshake-era client gets an `Mcp-Session-Id`
+bound to its token's identity, and every answer is an SSE stream, which can carry an elicitation
+request and progress. Without them the server is stateless: a call with a progress token is
+answered as an SSE stream, everything else as plain JSON (`mcp_calls`).
 """
 
 from __future__ import annotations
@@ -91,37 +95,42 @@ def http_app(
             if verifier
             else None
         )
+    sessions = settings.serve.sessions
     app = server.streamable_http_app(
         streamable_http_path=settings.serve.path,
-        stateless_http=True,
-        json_response=True,
+        # A session answers as SSE streams, so a call can ask its client a question (elicitation).
+        stateless_http=not sessions,
+        json_response=not sessions,
         transport_security=unchecked,
         host=host,
         auth=auth,
         token_verifier=verifier,
         custom_starlette_routes=routes,
     )
-    _check_messages(app, server, settings.serve.path, unchecked)
+    _check_messages(app, server, settings.serve.path, unchecked, streams=not sessions)
     if console is not None:  # the operator console, on the same port (docs/console.md)
         app.router.routes.append(Mount("/console", app=console))
     guarded = ScopeChallenge(app, oauth.scopes) if oauth is not None and oauth.scopes else app
     return HostOriginGuard(guarded, hosts, settings.serve.allowed_origins)
 
 
-def _check_messages(app: Any, server: Server[Any], path: str, security: TransportSecuritySettings) -> None:
+def _check_messages(
+    app: Any, server: Server[Any], path: str, security: TransportSecuritySettings, *, streams: bool
+) -> None:
     """Put `JsonRpcGuard` in front of the MCP endpoint, behind its token check (if any).
 
-    Calls with a progress token get answered by a second, streaming (SSE) session manager, run
-    alongside the first in the application's lifespan.
+    Without sessions (`streams`), calls with a progress token get answered by a second, streaming
+    (SSE) session manager, run alongside the first in the application's lifespan.
     """
     streaming = StreamableHTTPSessionManager(
         app=server, json_response=False, stateless=True, security_settings=security
     )
     running = running_calls(server)
     cancel = running.cancel if running is not None else None
+    sse = StreamableHTTPASGIApp(streaming) if streams else None
 
     def guard(endpoint: Any) -> Any:
-        checked = JsonRpcGuard(endpoint, path, streaming=StreamableHTTPASGIApp(streaming), cancel=cancel)
+        checked = JsonRpcGuard(endpoint, path, streaming=sse, cancel=cancel, sessions=not streams)
         # The guard reads the whole body, so the SDK's own size limit comes first (413).
         return RequestBodyLimitMiddleware(checked, DEFAULT_MAX_REQUEST_BODY_SIZE)
 

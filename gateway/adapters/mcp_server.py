@@ -4,8 +4,8 @@ The server lists exactly discover_tools, get_tool_schema and invoke_tool (and ru
 docs/code-mode.md), and sends every call through `Gateway.call`, the one chokepoint. A destructive call asks the human through MCP
 elicitation when the client can show one and the operator allows it (`mcp_elicitation.py`).
 
-Over HTTP the server is stateless per request: replicas behind a load balancer need only the
-same confirmation store and secret. Bearer tokens, when configured, map to principals: static
+Over HTTP, sessions (`[serve] sessions`) only carry that channel to the client: replicas share the same
+confirmation store and secret, and route by session. Bearer tokens map to principals: static
 ones by `[[serve.tokens]]`, JWT access tokens by their claims (`oauth.py`).
 """
 

@@ -14,6 +14,9 @@ Defaults, by the address the server is bound to (`[serve] allowed_hosts` replace
 
 An Origin is accepted when it is the request's own (same host and port as the Host header), or is
 listed in `[serve] allowed_origins`, or is "null" on a request the browser marks same-origin.
+Public metadata (`/.well-known/`, e.g. the OAuth protected resource metadata) answers any Origin,
+with CORS headers, so a browser client on another site can discover how to sign in; it reveals
+nothing and acts on nothing.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ LOOPBACK_BINDS = ("127.0.0.1", "localhost", "::1")
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
 _EVERY_ADDRESS = ("0.0.0.0", "::", "")
 _DEFAULT_PORTS = {"http": "80", "https": "443"}
+_PUBLIC = "/.well-known/"  # its routes answer with their own CORS headers (the MCP SDK's)
 
 
 def allowed_hosts(settings: Settings, bind: str) -> tuple[str, ...]:
@@ -126,7 +130,8 @@ class HostOriginGuard:
         # "Origin: null"; the browser's own Sec-Fetch-Site, which no page can set, says it is ours.
         if origin == "null" and headers.get("sec-fetch-site") == "same-origin":
             origin = None
-        if origin is not None and not self.origin_allowed(origin, host):
+        public = scope.get("path", "").startswith(_PUBLIC)
+        if origin is not None and not public and not self.origin_allowed(origin, host):
             log.warning(
                 "refused a request from Origin %s (not in [serve] allowed_origins)", safe_text(origin, 100)
             )

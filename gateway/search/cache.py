@@ -25,7 +25,7 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
-ENGINE_VERSION = "search-7"
+ENGINE_VERSION = "search-8"
 """Changes whenever tokenisation, weights or the file layout change: old files are then ignored."""
 MAX_CACHED_INDEXES = 8
 """Files kept in a cache directory; the least recently used are removed beyond this."""

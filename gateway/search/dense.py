@@ -39,6 +39,8 @@ DENSE_SYNC_LIMIT = 256
 _LOW_SAMPLE = 2048
 LOW_QUANTILE = 0.9
 """Where the similarity scale starts, as a quantile of the catalog's similarities to the query."""
+MIN_GAINING = 19
+"""... but at least this many of the closest tools gain something (catalogs of fewer than 190 tools)."""
 MAX_CACHED_MATRICES = 8
 """Cached vector files kept in a cache directory; the least recently written are removed beyond it."""
 _MAX_CACHED_QUERIES = 64
@@ -68,6 +70,9 @@ class DenseLayer:
         self.encoder: SentenceEncoder = encoder
         self.np: Any = encoder.np
         self.matrix: Any = None
+        # In a small catalog the scale still starts below the `MIN_GAINING` closest tools: nine in
+        # ten of 27 tools would leave two or three to gain anything, each by a lot.
+        self._low_quantile = min(LOW_QUANTILE, max(0.0, 1.0 - MIN_GAINING / len(texts))) if texts else 0.0
         self._ready = threading.Event()
         self._finished = threading.Event()  # ready, or the encoding failed
         self._queries: dict[str, Any] = {}
@@ -152,7 +157,7 @@ class DenseLayer:
         np = self.np
         sim = similarities(np, self.matrix, self.query(query))
         low, high = (
-            float(np.quantile(sim[:: max(1, len(sim) // _LOW_SAMPLE)], LOW_QUANTILE)),
+            float(np.quantile(sim[:: max(1, len(sim) // _LOW_SAMPLE)], self._low_quantile)),
             float(sim.max()),
         )
         closest = sim if keep is None else np.where(keep, sim, -np.inf)

@@ -33,7 +33,7 @@ from .ranking import MAX_QUERY_CHARS, Ranking, blend_boosts
 from .semantic import Vectors, dense_layer, embedder, embedding_text, param_names, semantic_available
 from .text import stem
 from .typos import Corrector
-from .verbs import analyse, example_verbs
+from .verbs import analyse, everyday
 
 _log = logging.getLogger(__name__)
 
@@ -163,8 +163,7 @@ class SearchIndex(Ranking):
         self._starts, self._ids, self._impacts = parts.starts, parts.ids, parts.impacts
         self._category = [d.category for d in tools]
         self._action = [d.action for d in tools]
-        self._agreeing = any(d.example_requests for d in tools)  # see ranking.ACTION_AGREEMENT
-        self._example_verbs = example_verbs(tools)
+        self._read_users_words(tools)
         # Each score is scaled by its tool's rank_weight before anything is ranked, so a page holds
         # the same tools whatever its size; None when every weight is 1 (nothing to scale).
         weights = [d.rank_weight for d in tools]
@@ -208,8 +207,7 @@ class SearchIndex(Ranking):
 
     def query_terms(self, query: str) -> dict[str, float]:
         """The weighted index terms a query looks for: its words, typo corrections and action concepts."""
-        counted, actions, _, _, first = analyse(query[:MAX_QUERY_CHARS])
-        actions += (first,) if first and self._agreeing and first not in actions else ()
+        counted, actions = (everyday if self._agreeing else analyse)(query[:MAX_QUERY_CHARS])[:2]
         terms: dict[str, float] = {}
         # Each distinct word once (a long request repeats its words), counted by its occurrences.
         for word, stemmed, count in counted:

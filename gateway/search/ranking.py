@@ -12,8 +12,11 @@ from array import array
 from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
+from ..definition import ToolDefinition
+from .objects import asked_category, category_markers, names_object, request_object, tool_objects
 from .semantic import Vectors
-from .verbs import analyse
+from .text import words
+from .verbs import LOOKUPS, analyse, example_verbs, phrasal
 
 ACTION_AGREEMENT = 0.5
 """A tool whose action is one the request asks for (its verbs name it, or a question looks something
@@ -21,6 +24,13 @@ up) scores this much more (x1.5): the words that say what to do outweigh those t
 Only in an index where some tool has example requests, which say how users ask for the tools: there
 it raised the first answer to everyday requests; on the datasets, whose tools have none, it lowered it
 (docs/discovery.md, "First answers over the workspace tools")."""
+
+OBJECT_AGREEMENT = 0.5
+"""A tool of the one category a request's nouns point to (`objects.asked_category`) scores this much
+more (x1.5); only where the catalog's categories have marker words (`objects.category_markers`)."""
+
+NAMED_OBJECT = 0.25
+"""A tool whose name or summary names what the request is about scores this much more."""
 
 MAX_QUERY_CHARS = 4096
 """Longer queries are cut here: no request for a tool needs more, and a hostile one costs no more."""
@@ -37,6 +47,8 @@ class Ranking:
     _category: list[str]
     _action: list[str]
     _example_verbs: dict[str, str]
+    _markers: dict[str, str]
+    _objects: list[frozenset[str]]
     _agreeing: bool
     _weights: list[float] | None
     _codes: dict[str, tuple[dict[str, int], Any]]
@@ -48,6 +60,14 @@ class Ranking:
 
     def __len__(self) -> int:
         return len(self._names)
+
+    def _read_users_words(self, tools: Sequence[ToolDefinition]) -> None:
+        """What the tools' example requests teach, when some have them (`ACTION_AGREEMENT`): the
+        verbs they open with, the words that mark each category, each tool's own object words."""
+        self._agreeing = any(d.example_requests for d in tools)
+        self._example_verbs = example_verbs(tools)
+        self._markers = category_markers(tools)
+        self._objects = [tool_objects(d) for d in tools]
 
     def _page_python(
         self,
@@ -80,6 +100,15 @@ class Ranking:
         if agree:
             action = self._action
             scores = {i: s * agree.get(action[i], 1.0) for i, s in scores.items()}
+        about = self._object(query)
+        if about is not None:
+            category = self._category
+            raised = 1.0 + OBJECT_AGREEMENT
+            scores = {i: s * raised if category[i] == about else s for i, s in scores.items()}
+        named = self._named(query)
+        if named:
+            objects, levels = self._objects, (1.0, 1.0 + NAMED_OBJECT, (1.0 + NAMED_OBJECT) ** 2)
+            scores = {i: s * levels[names_object(named, objects[i])] for i, s in scores.items()}
         if names:
             top = max(scores.values(), default=0.0) + 1.0
             exact = self._names[names[0]] == query.strip().lower()
@@ -164,21 +193,43 @@ class Ranking:
         """Per action, how much a tool with that action is raised for `query` (what its verbs ask)."""
         if not self._agreeing:
             return {}
-        _, _, asked, opener, _ = analyse(query[:MAX_QUERY_CHARS])
+        _, named, asked, opener, first = analyse(query[:MAX_QUERY_CHARS])
         learned = self._example_verbs.get(opener) if opener else None
+        if not (asked or learned or named or first) and opener.endswith("s") and not opener.endswith("ss"):
+            asked = LOOKUPS  # no verb, things named: "invoices from march"
         return dict.fromkeys((*asked, learned) if learned else asked, 1.0 + ACTION_AGREEMENT)
 
+    def _object(self, query: str) -> str | None:
+        """The category the request's nouns point to, when the catalog has markers (`objects`)."""
+        if not self._markers:
+            return None
+        return asked_category([stem for _, stem, _ in analyse(query[:MAX_QUERY_CHARS])[0]], self._markers)
+
     def _agreed(self, query: str, ids: Any, scores: Any) -> Any:
-        """`scores` of the tools `ids` raised by the action agreement (numpy)."""
+        """`scores` of the tools `ids` raised by the action and object agreements (numpy)."""
         agree = self._agreement(query)
-        if not agree:
-            return scores
-        codes, actions = self._action_codes()
-        factors = self._np.ones(len(codes) + 1)
-        for name, factor in agree.items():
-            if name in codes:
-                factors[codes[name]] = factor
-        return scores * factors[actions[ids]]
+        if agree:
+            codes, actions = self._action_codes()
+            factors = self._np.ones(len(codes) + 1)
+            for name, factor in agree.items():
+                if name in codes:
+                    factors[codes[name]] = factor
+            scores = scores * factors[actions[ids]]
+        about = self._object(query)
+        if about is not None:
+            in_category = self._np.asarray([c == about for c in self._category])
+            scores = scores * self._np.where(in_category[ids], 1.0 + OBJECT_AGREEMENT, 1.0)
+        named = self._named(query)
+        if named:
+            says = self._np.asarray([names_object(named, o) for o in self._objects])
+            scores = scores * (1.0 + NAMED_OBJECT) ** says[ids]
+        return scores
+
+    def _named(self, query: str) -> frozenset[str]:
+        """The request's object words (`objects.request_object`), where the catalog agrees at all."""
+        if not self._agreeing:
+            return frozenset()
+        return frozenset(request_object(phrasal(words(query[:MAX_QUERY_CHARS]))))
 
     def _action_codes(self) -> tuple[dict[str, int], Any]:
         """Each action's code, and every tool's action code (numpy), built on first use."""

@@ -270,10 +270,24 @@ def _expand(match: re.Match[str]) -> str:
     return " not" if match[0][-1] in "tT" else ""
 
 
+# Two stop words joined by a hyphen are one word that means something ("to-do"), not two dropped ones.
+# Only a word of two parts: "up-to-date" and "out-of-stock" are read part by part, as before.
+_COMPOUND = re.compile(r"(?<![\w-])([A-Za-z]+)-([A-Za-z]+)(?![\w-])")
+
+
+def _compound(match: re.Match[str]) -> str:
+    first, second = match[1].lower(), match[2].lower()
+    return first + second if first in STOP_WORDS and second in STOP_WORDS else match[0]
+
+
 def words(text: str) -> list[str]:
-    """Lowercase words of `text`, split on punctuation, '_', '.', '-' and camelCase; stop words kept."""
+    """Lowercase words of `text`, split on punctuation, '_', '.', '-' and camelCase; stop words kept.
+
+    Two stop words joined by a hyphen are read as one word ("to-do": todo)."""
     if "'" in text or "’" in text:
         text = _CONTRACTION.sub(_expand, text)
+    if "-" in text:
+        text = _COMPOUND.sub(_compound, text)
     # One lower() over the joined words, not one per word: the index build calls this a lot.
     return " ".join(_WORD.findall(text)).lower().split()
 

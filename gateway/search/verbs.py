@@ -14,6 +14,7 @@ from functools import lru_cache
 
 from ..actions import normalize_action
 from ..definition import ToolDefinition
+from .everyday import EVERYDAY_PHRASAL, EVERYDAY_VERBS, POLITE, to_a_time
 from .text import STOP_WORDS, stem, words
 
 _PHRASES = {
@@ -64,7 +65,7 @@ _DETERMINERS = frozenset(
     ]
 )
 # Verbs of the vocabulary that are nouns as often as verbs in a request: not taken as an action.
-_AMBIGUOUS_VERBS = frozenset(
+AMBIGUOUS_VERBS = frozenset(
     [
         "email",
         "message",
@@ -93,6 +94,12 @@ _AMBIGUOUS_VERBS = frozenset(
         "export",
     ]
 )
+
+
+# Of those, the ones with one meaning as a verb: an order that opens with one asks for it ("email
+# the team", "label these"); "move", "set" or "run" may mean many things.
+_NOUN_VERBS = frozenset(["email", "message", "label", "post", "draft", "share", "mark", "filter", "query"])
+_THINGS = frozenset(["email", "message", "label", "post", "draft"])  # ... that name what they make
 
 
 # After these, a request's first word is a noun ("email from Sam", "call with the bank").
@@ -138,7 +145,11 @@ _QUESTION_WORDS = frozenset(
 _AUXILIARIES = frozenset(
     ["did", "do", "does", "am", "is", "are", "was", "were", "has", "have", "can", "could"]
 )
-_LOOKUPS = ("list", "search", "read")
+# A question whether something happened ("did the bank write back", "has anyone replied") asks to
+# search for it.
+_HAPPENED = frozenset(["did", "has", "have", "had"])
+LOOKUPS = ("list", "search", "read")
+"""What a question asks for: to look something up, whichever way."""
 
 _CLAUSE_WORDS = frozenset(["and", "then"])
 _PARTICLES = frozenset(["out", "off", "back", "away", "forward", "over", "down"])
@@ -146,7 +157,7 @@ _PARTICLES = frozenset(["out", "off", "back", "away", "forward", "over", "down"]
 
 @lru_cache(maxsize=50_000)
 def _action_of(word: str) -> str | None:
-    return None if word in _AMBIGUOUS_VERBS else normalize_action(word)
+    return None if word in AMBIGUOUS_VERBS else normalize_action(word)
 
 
 def phrasal(raw: Sequence[str]) -> list[str]:
@@ -176,14 +187,25 @@ def query_actions(raw: Sequence[str]) -> list[str]:
     raw = [w for w in raw if w not in ("s", "t")]  # "what's on" -> what, on
     if raw and raw[0] in _QUESTION_WORDS:
         return _found(raw[1:] if raw[0] in _AUXILIARIES else raw)
+    if _idiom(raw) is not None:  # "drop Sam a line" asks to drop nothing, "bring it forward" to send nothing
+        particle = next(w for w in raw[1:] if (raw[0], w) in EVERYDAY_PHRASAL)
+        return _found([w for w in raw[1:] if w != particle])
     return _found(raw)
+
+
+def _idiom(raw: Sequence[str]) -> str | None:
+    """The action of the everyday idiom an order opens with ("call ... off": delete), or None; a
+    phrase of the vocabulary comes first ("look up details for ...": search)."""
+    if len(raw) > 1 and (raw[0], raw[1]) in _PHRASES:
+        return None
+    return next((a for w in raw[1:] if (a := EVERYDAY_PHRASAL.get((raw[0], w))) is not None), None)
 
 
 def order_verb(raw: Sequence[str]) -> str | None:
     """The action of an order's first word when it is a verb as often a noun: an order opens with its
     verb ("email bob the slides", "mark it read"), unless a preposition follows ("email from Sam")."""
     raw = [w for w in raw if w not in ("s", "t")]
-    if not raw or raw[0] not in _AMBIGUOUS_VERBS or (len(raw) > 1 and raw[1] in _NOUN_NEXT):
+    if not raw or raw[0] not in AMBIGUOUS_VERBS or (len(raw) > 1 and raw[1] in _NOUN_NEXT):
         return None
     return normalize_action(raw[0])
 
@@ -196,15 +218,71 @@ def asked(raw: Sequence[str]) -> tuple[str, ...]:
     particle comes later and changes it ("get these emails out of my inbox"). The words after the
     verb are its object ("mark these emails as read" does not ask to read).
     """
-    raw = [w for w in raw if w not in ("s", "t")]
+    raw = _unpoliced(raw)
     if not raw or any(w in _CLAUSE_WORDS for w in raw):
         return ()
-    if raw[0] in _QUESTION_WORDS:
-        return _LOOKUPS
-    if any(w in _PARTICLES for w in raw[1:]):
+    if raw[0] in _HAPPENED or (
+        raw[:1] == ["when"] and raw[1:2] in (["can"], ["could"]) and raw[2:3] in (["i"], ["we"])
+    ):
+        return ("search",)  # "when can I fit it in": a time to be found
+    if raw[0] in _QUESTION_WORDS or _put_as_an_order(raw):
+        return LOOKUPS
+    later = raw[1:]
+    idiom = _idiom(raw)
+    if idiom is not None:
+        return (idiom,)
+    if any(w in _PARTICLES for w in later):
         return ()
-    action = _action_of(raw[0])
+    action = _action_of(raw[0]) or EVERYDAY_VERBS.get(raw[0])
+    if action is None and raw[0] in _NOUN_VERBS:
+        action = order_verb(raw)
+    if action is None and normalize_action(raw[0]) in LOOKUPS:  # "check my inbox": any lookup
+        action = "read"
+    if action is None and to_a_time(raw) and normalize_action(raw[0]) == "update":
+        action = "update"  # "move the review to friday": whatever else "move" means, not here
+    if action in LOOKUPS:  # "show", "find" or "check" my email: a lookup, which one the words say
+        return LOOKUPS
     return () if action is None else (action,)
+
+
+def order_words(raw: Sequence[str]) -> tuple[str, list[str]]:
+    """A request's opening verb when it is as often a noun ("email"), and the words after its verb
+    or its question's opening ("what", "did") that say what it is about."""
+    raw = _unpoliced(raw)
+    if not raw:
+        return "", []
+    if raw[0] in _QUESTION_WORDS:
+        return "", [w for w in raw[1:] if w not in _QUESTION_WORDS]
+    if normalize_action(raw[0]) is None and raw[0] not in EVERYDAY_VERBS and not _idiom(raw):
+        return "", raw  # no verb: "emails from Tom last week"
+    return (raw[0] if raw[0] in _THINGS else ""), raw[1:]
+
+
+def everyday(request: str) -> tuple[tuple[tuple[str, str, int], ...], tuple[str, ...]]:
+    """`analyse`'s words and actions as read where tools are described in users' words: the actions
+    with what the request asks as a whole (`asked`, not a question's lookup) and its `order_verb`,
+    and without the verbs of a question whether something happened (`happened_verbs`)."""
+    counted, actions, whole, _, first = analyse(request)
+    said = (first, *whole) if whole != LOOKUPS else (first,)
+    past = happened_verbs(request)
+    return (
+        tuple(c for c in counted if c[0] not in past),
+        actions + tuple(a for a in dict.fromkeys(said) if a and a not in actions),
+    )
+
+
+def everyday_action(word: str) -> str | None:
+    """The action an everyday verb names ("scrap": delete), or None."""
+    return EVERYDAY_VERBS.get(word)
+
+
+def _unpoliced(raw: Sequence[str]) -> list[str]:
+    """`raw` without contractions' leftovers and a polite lead ("can you move the call": move ...)."""
+    raw = [w for w in raw if w not in ("s", "t")]
+    for lead in POLITE:
+        if tuple(raw[: len(lead)]) == lead and len(raw) > len(lead):
+            return raw[len(lead) :]
+    return raw
 
 
 def _found(raw: Sequence[str]) -> list[str]:
@@ -220,10 +298,31 @@ def _found(raw: Sequence[str]) -> list[str]:
     return found
 
 
+@lru_cache(maxsize=256)
+def happened_verbs(request: str) -> frozenset[str]:
+    """In a question whether something happened ("did the bank get back to me", "has anyone
+    replied"), its verbs: they tell what happened, not what to do, and name no tool."""
+    raw = _unpoliced(phrasal(words(request)))
+    if not raw or raw[0] not in _HAPPENED:
+        return frozenset()
+    return frozenset(w for w in raw[1:] if w not in AMBIGUOUS_VERBS and normalize_action(w) is not None)
+
+
+def _put_as_an_order(raw: Sequence[str]) -> bool:
+    """A question put as an order: "remind me what I have on", "tell me when the bus leaves"."""
+    return len(raw) > 2 and raw[1] == "me" and raw[2] in _QUESTION_WORDS
+
+
 def opener(raw: Sequence[str]) -> str:
     """The first word of an order of one clause when the action vocabulary does not know it ("bin
     it", "book a table"): a catalog's own example requests may tell what it asks (`example_verbs`)."""
-    if not raw or raw[0] in _QUESTION_WORDS or raw[0] in STOP_WORDS or any(w in _CLAUSE_WORDS for w in raw):
+    if (
+        not raw
+        or raw[0] in _QUESTION_WORDS
+        or raw[0] in STOP_WORDS
+        or any(w in _CLAUSE_WORDS for w in raw)
+        or _put_as_an_order(raw)
+    ):
         return ""
     return "" if normalize_action(raw[0]) is not None else raw[0]
 
@@ -248,7 +347,8 @@ def analyse(
     request: str,
 ) -> tuple[tuple[tuple[str, str, int], ...], tuple[str, ...], tuple[str, ...], str, str | None]:
     """A request's distinct words without stop words (word, stem, occurrences), phrasal verbs read as
-    the word they mean, the actions its verbs name, those the whole request asks for (`asked`), its
+    the word they mean, the actions its verbs name, those the whole request asks for (`asked`; or its
+    last clause after a comma: "I can't go anymore, take it off"), its
     `opener` and its `order_verb`: what any index makes of it before its own
     vocabulary. Remembered for the last requests: a discover with learning analyses one request for
     the catalog's index and the learned one."""
@@ -257,7 +357,7 @@ def analyse(
     return (
         tuple((word, stem(word), count) for word, count in counted.items()),
         tuple(query_actions(raw)),
-        asked(raw),
+        asked(raw) or (asked(phrasal(words(request.rsplit(",", 1)[1]))) if "," in request else ()),
         opener(raw),
         order_verb(raw),
     )

@@ -111,12 +111,12 @@ REQUESTS: dict[str, tuple[str, ...]] = {
     ),
     "gmail_list_labels": (
         "show my gmail labels",
-        "how many unread emails are in each folder",
+        "how many unread are there in each folder",
         "what folders do I have in my mailbox",
     ),
     "tasks_list_tasklists": (
         "what task lists do I have",
-        "show all my to-do lists",
+        "show every list I keep tasks in",
         "which list is my default one",
     ),
     "tasks_list_tasks": (

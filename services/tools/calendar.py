@@ -80,7 +80,7 @@ class ListEventsParams(BaseModel):
     examples=[*REQUESTS["calendar_list_events"], {"start": "today", "end": "friday", "query": "review"}],
 )
 def calendar_list_events(params: ListEventsParams, ctx: ToolContext) -> dict[str, Any]:
-    """List events (meetings, appointments) between two times, earliest first.
+    """List events (meetings, appointments) between two times, earliest first: your schedule.
 
     Without a range: the week ahead. Returns the resolved range, the events and `more: true` when max_results cut the list.
     """
@@ -115,7 +115,7 @@ class GetEventParams(BaseModel):
     examples=[*REQUESTS["calendar_get_event"], {"event_id": "a1b2c3"}],
 )
 def calendar_get_event(params: GetEventParams, ctx: ToolContext) -> dict[str, Any]:
-    """Get one event with all its details."""
+    """Get one event with all its details: when, where (its location), who is invited, its notes."""
     event = calendar_of(ctx).get_event(params.calendar_id, params.event_id)
     return dict(out(event, settings_of(ctx).zone))
 
@@ -296,7 +296,7 @@ class FindFreeTimeParams(BaseModel):
     examples=[*REQUESTS["calendar_find_free_time"], {"start": "tomorrow", "end": "friday", "duration": "1h"}],
 )
 def calendar_find_free_time(params: FindFreeTimeParams, ctx: ToolContext) -> dict[str, Any]:
-    """Find free slots of at least `duration` within working hours.
+    """Find free slots (open times when you are available) of at least `duration` within working hours.
 
     Working hours are 09:00-17:00 on weekdays unless given. Timed events block time; all-day events do not, as in Google Calendar. Each slot is a whole free
     stretch, so a slot may be longer than asked.

@@ -118,7 +118,7 @@ _COMPOSE_EXAMPLE = {"to": ["ana@example.com"], "subject": "Thursday", "body": "S
 
 @tool(category="gmail", action="send", examples=[*REQUESTS["gmail_send_message"], _COMPOSE_EXAMPLE])
 def gmail_send_message(params: ComposeParams, ctx: ToolContext) -> dict[str, Any]:
-    """Send an email now. It cannot be unsent."""
+    """Send a new email (a message, a note) now. It cannot be unsent."""
     mail = mail_of(ctx)
     sent = mail.send_message(_outgoing(params))
     return _summary_out(sent, _label_names(mail), settings_of(ctx).zone)
@@ -157,7 +157,7 @@ class SendDraftParams(BaseModel):
     describe=describe_draft,
 )
 def gmail_send_draft(params: SendDraftParams, ctx: ToolContext) -> dict[str, Any]:
-    """Send a saved draft now. It cannot be unsent."""
+    """Send a draft saved earlier now. It cannot be unsent."""
     mail = mail_of(ctx)
     sent = mail.send_draft(params.draft_id)
     return _summary_out(sent, _label_names(mail), settings_of(ctx).zone)
@@ -275,7 +275,7 @@ class ArchiveParams(BaseModel):
     examples=[*REQUESTS["gmail_archive"], {"message_ids": ["18c2f0a1"]}],
 )
 def gmail_archive(params: ArchiveParams, ctx: ToolContext) -> dict[str, Any]:
-    """Archive messages: take them out of the inbox, keeping them searchable."""
+    """Archive emails: take them out of the inbox, keeping them searchable."""
     return _modify(ctx, params.message_ids, add=[], remove=["INBOX"])
 
 

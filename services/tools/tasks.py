@@ -34,7 +34,7 @@ _TASK_ID = Field(min_length=1, max_length=MAX_ID_LENGTH, description="Task id, f
     examples=[*REQUESTS["tasks_list_tasklists"], {}],
 )
 def tasks_list_tasklists(params: NoParams, ctx: ToolContext) -> dict[str, Any]:
-    """List your task lists; the default one is marked default: true."""
+    """List your task lists themselves, not the tasks on them; the default one is marked default: true."""
     return {"tasklists": out(tasks_of(ctx).list_tasklists(), settings_of(ctx).zone)}
 
 

@@ -68,6 +68,12 @@ def test_tokenize_splits_identifiers_stems_and_drops_stop_words() -> None:
     assert stem("scheduling") == stem("schedules") == stem("scheduled")
 
 
+def test_two_stop_words_joined_by_a_hyphen_are_one_word() -> None:
+    # Read apart, "to" and "do" are both dropped and "my to-do list" is just "list".
+    assert tokenize("my To-Do list") == ["todo", "list"]
+    assert tokenize("keep it up-to-date") == ["keep", "date"]  # a longer chain is read part by part
+
+
 def test_exact_name_wins_even_against_stronger_text_matches(index: SearchIndex) -> None:
     assert names(index.search("tasks_delete"))[0] == "tasks_delete"
     assert names(index.search("  Calendar_Events_Get "))[0] == "calendar_events_get"

@@ -55,11 +55,35 @@ def test_the_dense_layer_finds_what_the_words_do_not_say(tmp_path: Path) -> None
     with_dense = SearchIndex(CATALOG, semantic=True, dense=True, dense_cache_dir=tmp_path)
     assert without.dense is None
     assert with_dense.dense is not None and with_dense.dense.ready  # a small catalog: encoded at once
-    query = "have I heard back from the landlord"
-    assert _names(without, query)[0] != "gmail_search_messages"
+    query = "have I heard back from the landlord"  # the hybrid finds it too since "have" asks to search
     assert _names(with_dense, query)[0] == "gmail_search_messages"
+    assert _names(without, query)[0] == "gmail_search_messages"
     # Filters still hold for the tools the encoder adds.
     assert {d.category for d, _ in with_dense.search(query, categories={"tasks"}, limit=10)} == {"tasks"}
+
+
+@pytest.mark.usefixtures("tiny_model")
+def test_in_a_small_catalog_more_than_a_few_tools_gain_from_the_encoder(tmp_path: Path) -> None:
+    # Nine in ten of 27 tools left two or three to gain, each by a lot: the encoder's own first
+    # answer then outweighed everything else the request said.
+    def gaining(size: int) -> int:
+        layer = search_dense.DenseLayer(
+            [f"tool number {i} does thing {i * 7}" for i in range(size)], tmp_path
+        )
+        np = layer.np
+        ids = np.arange(size)
+        _, scores, _ = layer.rescore(
+            "does thing 21",
+            ids,
+            np.ones(size),
+            np.zeros(size, dtype=np.int8),
+            keep=None,
+            extra=lambda new: new,
+        )
+        return int((scores > 1 - search_dense.DENSE_WEIGHT + 1e-9).sum())
+
+    assert gaining(27) >= search_dense.MIN_GAINING - 1
+    assert gaining(200) <= 200 // 10 + 1  # from 190 tools on, the closest tenth, as before
 
 
 @pytest.mark.usefixtures("tiny_model")

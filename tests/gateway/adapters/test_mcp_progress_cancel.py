@@ -25,6 +25,7 @@ WAIT = {"tool_name": "slow_wait", "parameters": {}}
 RELEASE = {"tool_name": "slow_release", "parameters": {}}
 REPORT = {"tool_name": "slow_report", "parameters": {}}
 STARTED = {"tool_name": "slow_started", "parameters": {}}
+STATELESS = {"GATEWAY_SERVE_SESSIONS": "false"}
 
 
 def _config(directory: Path) -> Path:
@@ -34,7 +35,8 @@ def _config(directory: Path) -> Path:
     return path
 
 
-def test_a_slow_call_sends_progress_to_a_client_that_gave_a_token(tmp_path: Path) -> None:
+@pytest.mark.parametrize("mode", ["2026-07-28", "legacy"], ids=["2026-07-28", "2025-11-25-in-a-session"])
+def test_a_slow_call_sends_progress_to_a_client_that_gave_a_token(tmp_path: Path, mode: str) -> None:
     progress: list[tuple[float, str | None]] = []
     result: list[types.CallToolResult] = []
 
@@ -45,7 +47,7 @@ def test_a_slow_call_sends_progress_to_a_client_that_gave_a_token(tmp_path: Path
             progress.append((value, message))
             beat.set()
 
-        async with http_client(url) as client, anyio.create_task_group() as tg:
+        async with http_client(url, mode=mode) as client, anyio.create_task_group() as tg:
 
             async def wait() -> None:
                 result.append(await client.call_tool("invoke_tool", WAIT, progress_callback=on_progress))
@@ -61,7 +63,8 @@ def test_a_slow_call_sends_progress_to_a_client_that_gave_a_token(tmp_path: Path
     assert text_of(result[0]) == {"released": True}, text_of(result[0])
 
 
-def test_a_cancelled_call_stops_its_tool_and_the_audit_log_says_cancelled(tmp_path: Path) -> None:
+@pytest.mark.parametrize("mode", ["2026-07-28", "legacy"], ids=["2026-07-28", "2025-11-25-in-a-session"])
+def test_a_cancelled_call_stops_its_tool_and_the_audit_log_says_cancelled(tmp_path: Path, mode: str) -> None:
     reports: list[types.CallToolResult] = []
 
     async def scenario(url: str) -> None:
@@ -70,7 +73,7 @@ def test_a_cancelled_call_stops_its_tool_and_the_audit_log_says_cancelled(tmp_pa
         async def on_progress(value: float, total: float | None, message: str | None) -> None:
             running.set()
 
-        async with http_client(url) as client, anyio.create_task_group() as tg:
+        async with http_client(url, mode=mode) as client, anyio.create_task_group() as tg:
             call = anyio.CancelScope()
 
             async def wait() -> None:
@@ -126,7 +129,7 @@ def test_a_cancel_from_another_caller_stops_nothing(tmp_path: Path) -> None:
                     statuses.append((await mallory.post(url, json=body)).status_code)
             await alice.call_tool("invoke_tool", RELEASE)
 
-    with http_server(config, env=tokens) as server:
+    with http_server(config, env=tokens | STATELESS) as server:
         anyio.run(scenario, server.url)
     assert set(statuses) == {202}
     assert text_of(result[0]) == {"released": True}
@@ -175,6 +178,7 @@ def test_a_failing_call_with_progress_raises_its_own_error_not_a_group() -> None
 
 
 def test_a_cancelled_plain_json_call_is_answered_request_cancelled(tmp_path: Path) -> None:
+    """Without sessions, the cancel is a request of its own; the call it names still gets an answer."""
     headers = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-11-25"}
     answers: dict[str, Any] = {}
 
@@ -194,9 +198,52 @@ def test_a_cancelled_plain_json_call_is_answered_request_cancelled(tmp_path: Pat
             assert (await http.post(url, json=cancel)).status_code == 202
             answers["report"] = (await http.post(url, json=call(43, REPORT))).json()
 
-    with http_server(_config(tmp_path)) as server:
+    with http_server(_config(tmp_path), env=STATELESS) as server:
         anyio.run(scenario, server.url)
     assert answers["wait"]["id"] == 41 and answers["wait"]["error"]["code"] == -32800
     report = json.loads(answers["report"]["result"]["content"][0]["text"])
     assert report == {"cancelled": True, "finished": False}
     assert audit_outcomes(tmp_path, "slow_wait") == ["cancelled"]
+
+
+def test_in_a_session_a_cancel_stops_that_sessions_call_not_anothers_with_the_same_id(tmp_path: Path) -> None:
+    """Request ids are per session: two sessions of one caller both run their call number n."""
+    results: dict[str, Any] = {}
+
+    async def scenario(url: str) -> None:
+        running = {"a": anyio.Event(), "b": anyio.Event()}
+
+        def on_progress(name: str) -> Any:
+            async def seen(value: float, total: float | None, message: str | None) -> None:
+                running[name].set()
+
+            return seen
+
+        async with (
+            http_client(url, mode="legacy") as a,
+            http_client(url, mode="legacy") as b,
+            anyio.create_task_group() as tg,
+        ):
+            call_a = anyio.CancelScope()
+
+            async def wait_a() -> None:
+                with call_a:
+                    await a.call_tool("invoke_tool", WAIT, progress_callback=on_progress("a"))
+
+            async def wait_b() -> None:
+                results["b"] = await b.call_tool("invoke_tool", WAIT, progress_callback=on_progress("b"))
+
+            tg.start_soon(wait_a)
+            tg.start_soon(wait_b)
+            with anyio.fail_after(30):
+                await running["a"].wait()
+                await running["b"].wait()
+            call_a.cancel()  # a sends notifications/cancelled for its request id, which b's call shares
+            results["report"] = await a.call_tool("invoke_tool", REPORT)
+            await a.call_tool("invoke_tool", RELEASE)
+
+    with http_server(_config(tmp_path)) as server:
+        anyio.run(scenario, server.url)
+    assert text_of(results["b"]) == {"released": True}, text_of(results["b"])
+    assert text_of(results["report"]) == {"cancelled": True, "finished": False}
+    assert sorted(audit_outcomes(tmp_path, "slow_wait")) == ["cancelled", "executed"]

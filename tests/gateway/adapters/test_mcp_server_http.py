@@ -79,7 +79,7 @@ def test_clients_that_cannot_be_asked_get_the_gates_fallback(tmp_path: Path) -> 
         async with http_client(url) as plain:
             body = text_of(await plain.call_tool("invoke_tool", DELETE_NOTE))
             assert body["status"] == "confirmation_required"
-        # A handshake-era client over stateless HTTP has no channel for an elicitation request.
+        # A handshake-era client in a session could be asked, but elicitation is not an approver here.
         async with http_client(url, mode="legacy", elicitation_callback=Human([APPROVE])) as legacy:
             body = text_of(await legacy.call_tool("invoke_tool", DELETE_NOTE))
             assert body["status"] == "confirmation_required"

@@ -39,5 +39,6 @@ def test_the_meta_tools_are_always_loaded_titled_and_their_results_fit_their_sch
         second = httpx2.post(url, json=LIST, headers=HEADERS)
         assert first.status_code == 200 and first.content == second.content
 
-    with http_server(write_config(tmp_path)) as server:
+    # Without sessions, so the bare requests need no handshake.
+    with http_server(write_config(tmp_path), env={"GATEWAY_SERVE_SESSIONS": "false"}) as server:
         anyio.run(scenario, server.url)

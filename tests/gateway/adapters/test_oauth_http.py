@@ -84,6 +84,57 @@ def test_a_401_points_to_the_protected_resource_metadata(served: Served) -> None
         assert metadata["scopes_supported"] == ["mcp:tools"]
 
 
+def test_a_browser_page_on_another_site_reads_the_metadata_but_not_mcp(served: Served) -> None:
+    """The Inspector's web UI discovers how to sign in cross-origin; /mcp keeps its Origin check."""
+    page = {"Origin": "http://localhost:6274"}
+    for url in (
+        f"{served.origin}/.well-known/oauth-protected-resource/mcp",
+        f"{served.origin}/.well-known/oauth-protected-resource",
+    ):
+        preflight = httpx2.options(
+            url,
+            headers=page
+            | {
+                "Access-Control-Request-Method": "GET",
+                "Access-Control-Request-Headers": "mcp-protocol-version",
+            },
+        )
+        assert preflight.status_code == 200
+        assert preflight.headers["access-control-allow-origin"] == "*"
+        read = httpx2.get(url, headers=page)
+        assert read.status_code == 200 and read.headers["access-control-allow-origin"] == "*"
+        assert read.json()["resource"] == served.url
+    body = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    refused = httpx2.post(
+        served.url, json=body, headers=page | {"Accept": "application/json, text/event-stream"}
+    )
+    assert refused.status_code == 403 and refused.json()["error"] == "forbidden_origin"
+
+
+def test_a_session_opened_with_one_users_token_is_not_found_with_anothers(served: Served) -> None:
+    issuer = served.issuer
+    alice = issuer.sign(issuer.claims(served.url))
+    mallory = issuer.sign(issuer.claims(served.url, sub="mallory"))
+    version = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-11-25"}
+    hello = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+    listing = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+    with httpx2.Client(timeout=30) as http:
+        opened = http.post(
+            served.url,
+            json={"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello},
+            headers=version | {"Authorization": f"Bearer {alice}"},
+        )
+        session = {"Mcp-Session-Id": opened.headers["mcp-session-id"]}
+        stolen = http.post(
+            served.url, json=listing, headers=version | session | {"Authorization": f"Bearer {mallory}"}
+        )
+        own = http.post(
+            served.url, json=listing, headers=version | session | {"Authorization": f"Bearer {alice}"}
+        )
+    assert stolen.status_code == 404 and "invoke_tool" not in stolen.text
+    assert own.status_code == 200 and "invoke_tool" in own.text
+
+
 def test_a_token_without_the_required_scope_gets_403_insufficient_scope(served: Served) -> None:
     issuer = served.issuer
     refused = post(served.url, issuer.sign(issuer.claims(served.url, scope="openid profile")))

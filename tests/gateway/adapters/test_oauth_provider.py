@@ -154,7 +154,9 @@ def _status(url: str, token: str) -> int:
         "Accept": "application/json, text/event-stream",
         "MCP-Protocol-Version": "2025-06-18",
     }
-    body = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    # An initialize: it needs no session (a ping outside one is refused with 400 when sessions are on).
+    hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+    body = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello}
     return httpx2.post(url, json=body, headers=headers).status_code
 
 

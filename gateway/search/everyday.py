@@ -1,0 +1,110 @@
+"""Everyday English for what a request asks: verbs and idioms tools' own verbs never use, polite
+leads, and words that say when.
+
+General usage, not any catalog's words: `verbs` reads an order's action with them, and the index
+matches them only in a catalog whose tools have example requests (described in users' words).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from itertools import pairwise
+
+# Everyday verbs and idioms of the eight actions that tools' own verbs never use ("scrap the lunch",
+# "bump the review", "shoot Sam an email"): read as what the request asks (`asked`) and, in a catalog
+# whose tools have example requests (described in users' words), matched like the vocabulary's verbs.
+# General English usage, not any catalog's words.
+EVERYDAY_VERBS = {
+    **dict.fromkeys(
+        ["postpone", "delay", "defer", "shift", "bump", "push", "rearrange", "adjust", "amend", "tweak",
+         "extend", "shorten", "lengthen", "prolong", "retitle", "reword", "revise", "alter", "reassign",
+         "star", "unstar", "flag", "unflag", "pin", "unpin", "snooze", "relabel"],
+        "update",
+    ),
+    **dict.fromkeys(
+        ["scrap", "ditch", "axe", "scratch", "wipe", "bin", "dump", "junk", "nuke", "discard", "toss",
+         "chuck", "kill", "unsubscribe"],
+        "delete",
+    ),
+    **dict.fromkeys(
+        ["book", "reserve", "arrange", "organise", "organize", "plan", "jot", "pencil", "save", "log",
+         "record", "hold", "block"],
+        "create",
+    ),
+    **dict.fromkeys(
+        ["shoot", "ping", "text", "tell", "inform", "mail", "respond", "answer"],
+        "send",
+    ),
+    **dict.fromkeys(["open", "display"], "read"),
+    **dict.fromkeys(["locate", "seek", "hunt", "dig"], "search"),
+}  # fmt: skip
+# A verb and a word later in its clause that together mean one action: "call the meeting off",
+# "take it off my calendar", "drop Sam a line", "tick it off", "pull up the notes".
+EVERYDAY_PHRASAL = {
+    ("call", "off"): "delete",
+    ("take", "off"): "delete",
+    ("throw", "away"): "delete",
+    ("throw", "out"): "delete",
+    ("strike", "off"): "delete",
+    ("get", "rid"): "delete",
+    ("push", "back"): "update",
+    ("push", "forward"): "update",
+    ("bring", "forward"): "update",
+    ("move", "up"): "update",
+    ("move", "back"): "update",
+    ("move", "forward"): "update",
+    ("tick", "off"): "update",
+    ("check", "off"): "update",
+    ("cross", "off"): "update",
+    ("mark", "done"): "update",
+    ("mark", "complete"): "update",
+    ("mark", "finished"): "update",
+    ("drop", "line"): "send",
+    ("drop", "note"): "send",
+    ("fire", "off"): "send",
+    ("send", "off"): "send",
+    ("get", "back"): "send",
+    ("let", "know"): "send",
+    ("write", "back"): "send",
+    ("write", "up"): "create",
+    ("write", "down"): "create",
+    ("jot", "down"): "create",
+    ("note", "down"): "create",
+    ("pencil", "in"): "create",
+    ("put", "on"): "create",
+    ("put", "in"): "create",
+    ("block", "out"): "create",
+    ("block", "off"): "create",
+    ("pull", "up"): "read",
+    ("bring", "up"): "read",
+    ("look", "for"): "search",
+    ("dig", "up"): "search",
+    ("hunt", "for"): "search",
+}
+# An order put politely: "can you", "please", "I need to" before the verb ("can we move the call").
+POLITE = (
+    ("please",),
+    ("can", "you"),
+    ("could", "you"),
+    ("would", "you"),
+    ("will", "you"),
+    ("can", "we"),
+    ("could", "we"),
+    ("i", "need", "to"),
+    ("i", "want", "to"),
+    ("i", "have", "to"),
+    ("go", "ahead", "and"),
+)
+
+_DAYS = frozenset(
+    ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "today", "tonight",
+     "tomorrow", "yesterday", "noon", "midnight", "morning", "afternoon", "evening", "weekend", "week",
+     "month", "next", "later", "earlier", "january", "february", "march", "april", "may", "june", "july",
+     "august", "september", "october", "november", "december"]
+)  # fmt: skip
+
+
+def to_a_time(raw: Sequence[str]) -> bool:
+    """Whether the request moves something "to" a time ("to friday", "to 3pm", "to next week"): a
+    verb of many meanings ("move", "set") then asks to change when it happens."""
+    return any(word == "to" and (after in _DAYS or after[:1].isdigit()) for word, after in pairwise(raw))

@@ -1,0 +1,108 @@
+"""The object of a request: which of a catalog's categories its nouns belong to.
+
+"move my dentist appointment" is about the calendar, "delete the oat milk to-do" about the task list:
+in a catalog whose tools are described in users' words (they have example requests), the words
+that only one category's tools use (in their names, descriptions and examples) mark that category,
+and a request whose marked words all point to one category raises that category's tools
+(`ranking.OBJECT_AGREEMENT`). Verbs say the action, not the object, and are never markers.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from itertools import pairwise
+
+from ..actions import ACTIONS, normalize_action
+from ..definition import ToolDefinition
+from .text import STOP_WORDS, stem, tokenize
+from .verbs import AMBIGUOUS_VERBS, everyday_action, order_words
+
+MIN_TOOLS = 2
+"""A marker is used by at least this many tools of its category (one tool's wording is not a category's)."""
+MIN_SHARE = 0.8
+"""... and at least this share of the tools that use it are of that category."""
+
+
+def category_markers(tools: Iterable[ToolDefinition]) -> dict[str, str]:
+    """Stemmed words that mark one category: used by at least `MIN_TOOLS` of its tools and mostly by them.
+
+    Empty for a catalog of one category, or whose tools have no example requests.
+    """
+    tools = list(tools)
+    if len({d.category for d in tools}) < 2 or not any(d.example_requests for d in tools):
+        return {}
+    uses: dict[str, Counter[str]] = {}
+    for d in tools:
+        text = " ".join([d.name.replace("_", " "), d.category, d.summary, d.description, *d.example_requests])
+        for word in set(tokenize(text)):
+            uses.setdefault(word, Counter())[d.category] += 1
+    markers: dict[str, str] = {}
+    for word, counts in uses.items():
+        category, n = counts.most_common(1)[0]
+        if n >= MIN_TOOLS and n / sum(counts.values()) >= MIN_SHARE and _noun_like(word):
+            markers[word] = category
+    return markers
+
+
+_NOUNS_TOO = frozenset(map(stem, AMBIGUOUS_VERBS))
+
+
+def _noun_like(word: str) -> bool:
+    """Not a number, and not a verb of the action vocabulary or an everyday one, unless as often a
+    noun ("email", "draft", "label")."""
+    return word.isalpha() and (
+        word in _NOUNS_TOO
+        or (word not in ACTIONS and normalize_action(word) is None and everyday_action(word) is None)
+    )
+
+
+def asked_category(stems: Sequence[str], markers: dict[str, str]) -> str | None:
+    """The one category the request's marked words point to, or None (none, or several)."""
+    found = {markers[s] for s in stems if s in markers}
+    return found.pop() if len(found) == 1 else None
+
+
+_ONE = "#one"  # a tool that reads one item (its name ends in a singular: "read_message", "get_event")
+_MANY = "#many"
+_INSIDE = "#in"  # a request about what is on or in the thing it names
+_CONTAINING = frozenset(["on", "in"])
+_NAMED = "="  # marks the last word of a tool's name, what it acts on ("list_tasks": task)  # a request about several ("show emails from Sam")
+
+
+def tool_objects(d: ToolDefinition) -> frozenset[str]:
+    """The stemmed words of a tool's name and summary: what it acts on, in its own words."""
+    one = d.action == "read" and not d.name.endswith("s")
+    last = _NAMED + stem(d.name.rsplit("_", 1)[-1].lower())
+    words = tokenize(" ".join([d.name.replace("_", " "), d.summary]))
+    return frozenset([*words, last, *([_ONE] if one else [])])
+
+
+def names_object(named: frozenset[str], objects: frozenset[str]) -> int:
+    """How closely a tool's own words (`tool_objects`) name what a request is about
+    (`request_object`): 2 when its name ends with it ("list_tasks" for "what tasks"), 1 when its name
+    or summary says it, 0 otherwise; a request about several things is not about a tool that reads one."""
+    if not named & objects or (_MANY in named and _ONE in objects):
+        return 0
+    return 2 if _INSIDE not in named and any(_NAMED + word in objects for word in named) else 1
+
+
+def request_object(raw: Sequence[str]) -> tuple[str, ...]:
+    """The stemmed words of what a request is about: the first run of words that are not stop words
+    after its verb or question ("show emails from my boss": emails; "what's on my to-do list": todo),
+    with an opening verb that is as often a noun ("email the team": email)."""
+    lead, rest = order_words(raw)
+    phrase: list[str] = [lead] if lead else []
+    inside = False  # "what's on my calendar": the calendar holds what is asked for
+    for word in rest:
+        if word in STOP_WORDS:
+            if phrase and phrase != [lead]:
+                break
+            inside = inside or word in _CONTAINING
+            continue
+        phrase.append(word)
+    many = any(len(w) > 3 and w.endswith("s") and not w.endswith("ss") for w in phrase)
+    nouns = phrase[1:] if lead else phrase
+    joined = [stem(a + b) for a, b in pairwise(nouns)]  # "task lists": a tool's "tasklists"
+    marks = [*([_MANY] if many else []), *([_INSIDE] if inside else [])]
+    return (*(stem(w) for w in phrase), *joined, *marks)
