@@ -166,9 +166,9 @@ class SentenceEncoder:
                 # Softmax without subtracting each row's maximum first (one pass less): exp(score)
                 # neither overflows nor vanishes at the scores a model gives; where it would, the
                 # maximum is subtracted after all.
-                with np.errstate(over="ignore"):
+                with np.errstate(over="ignore", invalid="ignore"):
                     np.exp(scores, out=scores)
-                sums = scores @ ones
+                    sums = scores @ ones
                 if not (sums.min() > 1e-20 and sums.max() < 1e38):
                     scores = q @ k.transpose(0, 1, 3, 2)
                     scores -= scores.max(-1, keepdims=True)
