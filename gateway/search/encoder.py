@@ -26,7 +26,7 @@ from .models import DEFAULT_MODEL, ModelMismatch, ModelReference, ModelUnavailab
 
 MAX_TOKENS = 256  # all-MiniLM-L6-v2's max_seq_length
 ENCODING_THREADS = min(2, os.cpu_count() or 1)
-"""Threads that encode a catalog's texts (a request's text is one batch, encoded on one)."""
+"""Threads that encode a catalog's texts (a request's text is one pack, encoded on one)."""
 _PACK_TOKENS = 2048  # tokens of one forward pass: texts of like length laid end to end, no padding
 _SCORES_BYTES = 1 << 21  # attention scores computed at a time (texts of one length): within a core's cache
 _GELU_BLOCK = 1 << 15  # values GELU works on at a time (128 KB: stays in a core's cache)
@@ -64,7 +64,7 @@ class SentenceEncoder:
         self._mean = self.np.full(self.dims, 1 / self.dims, dtype=self.np.float32)
         # Small matrix products are fastest on one BLAS thread, and a busy machine makes BLAS threads
         # wait on each other (measured once, both cores loaded: a request 19 ms on two threads, 9 on
-        # one); a catalog's batches run on `ENCODING_THREADS` threads of their own instead.
+        # one); a catalog's packs run on `ENCODING_THREADS` threads of their own instead.
         self._blas = importlib.import_module("threadpoolctl").ThreadpoolController()
         self.tokenizer = tokenizers.Tokenizer.from_file(str(files["tokenizer.json"]))
         self.tokenizer.enable_truncation(
@@ -209,10 +209,11 @@ class SentenceEncoder:
 
 def _packs(lengths: Sequence[int]) -> list[list[int]]:
     """The texts' indexes sorted by length, cut into packs of at most `_PACK_TOKENS` tokens (or one
-    text), the longest first so that threads end together."""
+    text), the longest first so that threads end together. A text without tokens is in none (its
+    vector stays zero)."""
     packs: list[list[int]] = []
     tokens = 0
-    for i in sorted(range(len(lengths)), key=lambda i: lengths[i]):
+    for i in sorted((i for i in range(len(lengths)) if lengths[i]), key=lambda i: lengths[i]):
         if packs and tokens + lengths[i] <= _PACK_TOKENS:
             packs[-1].append(i)
             tokens += lengths[i]
