@@ -24,6 +24,16 @@ _INSTRUCTIONS = (
     "chose, then invoke_tool. Destructive tools need the user's approval; invoke_tool says when."
 )
 
+_CODE_INSTRUCTIONS = (
+    "This server reaches a catalog of {total} tools through four meta-tools; the catalog's tools are "
+    "not listed directly. Never guess a tool name or its parameters: call discover_tools (a few words "
+    "of what you want to do, or no arguments for an overview), then read the parameters of the tools "
+    "you chose (get_tool_schema, or schema(name) in a program). For one call, use invoke_tool. For several calls, or one for each item of a list, write one "
+    "program for run_code: call(name, args) runs a tool inside it, and only what it prints and the "
+    "value of its last line come back, so return just what you need. Destructive tools need the user's approval; invoke_tool and "
+    "run_code say when."
+)
+
 
 def tool_annotations(d: ToolDefinition) -> dict[str, Any]:
     """What a meta-tool may do, as MCP tool annotations (hints for the client's UI and policy).
@@ -98,14 +108,21 @@ def call_result(result: ToolResult) -> dict[str, Any]:
     }
 
 
-def instructions(category_counts: Mapping[str, int], *, budget: int = INSTRUCTIONS_BUDGET) -> str:
+def instructions(
+    category_counts: Mapping[str, int], *, budget: int = INSTRUCTIONS_BUDGET, code: bool = False
+) -> str:
     """The server's instructions: how to use the meta-tools, then the categories, within `budget`.
 
     Categories are listed largest first (then by name) until the budget is reached; the rest
     are counted, never silently dropped.
+
+    Args:
+        category_counts: tools per category, as every caller of the server may see them.
+        budget: the most characters the instructions may use.
+        code: run_code is listed too (code mode), so say when to write a program.
     """
     total = sum(category_counts.values())
-    text = _INSTRUCTIONS.format(total=total)
+    text = (_CODE_INSTRUCTIONS if code else _INSTRUCTIONS).format(total=total)
     if not category_counts:
         return text[:budget]
     ranked = sorted(category_counts.items(), key=lambda item: (-item[1], item[0]))

@@ -2,27 +2,11 @@
 
 The server lists exactly discover_tools, get_tool_schema and invoke_tool (and run_code in code mode,
 docs/code-mode.md), and sends every call through `Gateway.call`, the one chokepoint. A destructive call asks the human through MCP
-elicitation when the client can show one, in the way the negotiated protocol allows:
+elicitation when the client can show one and the operator allows it (`mcp_elicitation.py`).
 
-- 2026-07-28 and later: the call answers `InputRequiredResult` with the question; the client
-  asks the user and calls again with the answer and the (sealed) `requestState`, which carries
-  only the pending confirmation's id. Any replica that shares the confirmation store and the
-  secret can take that second round.
-- earlier versions: an `elicitation/create` request on the call's own channel, when the
-  transport has one (stdio and HTTP sessions do; stateless HTTP does not).
-
-Elicitation is offered only when `[confirmation] approvers` lists "elicitation" (not by default:
-the client that made the call would answer its own question). A client that cannot or may not be
-asked gets the confirmation gate's own answer (a pending id in "host" and "model" modes, a refusal
-in "deny" mode), and the call waits for the console or `gateway approve ID`. The model never
-answers an elicitation.
-
-Over HTTP, sessions (`[serve] sessions`) only carry that channel: replicas share the same
+Over HTTP, sessions (`[serve] sessions`) only carry that channel to the client: replicas share the same
 confirmation store and secret, and route by session. Bearer tokens map to principals: static
 ones by `[[serve.tokens]]`, JWT access tokens by their claims (`oauth.py`).
-
-Longer than 400 lines because a call's elicitation, in both protocols' shapes and again for each
-pause of a program (run_code), stays beside the handler that starts it.
 """
 
 from __future__ import annotations
@@ -30,7 +14,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import hmac
-import json
 import logging
 import os
 import signal
@@ -49,11 +32,9 @@ from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.provider import AccessToken
 from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from mcp.shared.exceptions import MCPError
-from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from ..config import APP_NAME, Settings
-from ..confirmation import DecidedBy
-from ..context import PendingConfirmation, Principal, ToolContext, ToolResult
+from ..context import Principal, ToolContext
 from ..engine import Gateway
 from ..named_toolsets import confine
 from ..rendering import ShownFormatter, safe_text
@@ -65,28 +46,13 @@ from .admin import approval_hint, metrics_route
 from .jsonrpc_checks import checked_stdio
 from .listening import listening_socket
 from .mcp_calls import REQUEST_CANCELLED, RunningCalls, register, with_progress
+from .mcp_elicitation import Elicitation
 from .mcp_http import serve_http
 from .mcp_toolsets import ToolsetServer, bound_token, confined, token_entries, token_toolsets
 from .oauth import MappedToken, check_resource
 from .origins import allowed_hosts
 
 log = logging.getLogger("gateway.mcp")
-
-CONFIRM_KEY = "confirm"
-"""Key of the approval question in an `InputRequiredResult`."""
-
-_CONFIRM_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "approve": {
-            "type": "boolean",
-            "title": "Approve",
-            "description": "Run this action now.",
-            "default": True,
-        }
-    },
-    "required": ["approve"],
-}
 
 
 class TokenVerifier:
@@ -149,6 +115,7 @@ class _Handlers:
         self.tools = types.ListToolsResult(tools=listed)
         self.schemas = {d.name: d.json_schema for d in gw.meta}
         self.running = RunningCalls(lambda: self.principal().id)
+        self.elicitation = Elicitation(gw)
 
     def principal(self) -> Principal:
         """The caller: its token's principal, confined to the toolsets its token and endpoint name."""
@@ -195,77 +162,10 @@ class _Handlers:
         session = self.session(ctx, principal)
         context = ToolContext(principal=principal, session_id=session)
         arguments = dict(params.arguments or {})
-        if params.name in _PAUSING and params.request_state is not None:
-            pending_id, call_id = _resumed(params.request_state)
-            answer = (params.input_responses or {}).get(CONFIRM_KEY)
-            record = self.gw.gate.store.get(pending_id) if pending_id else None
-            # The state is sealed and bound to these arguments and caller; checked again all the same.
-            if record is not None and record.pending.principal == context.principal.id:
-                context = ToolContext(principal=context.principal, session_id=session, call_id=call_id)
-                if not self.gw.gate.allows("elicitation"):  # no longer asked: redeem what others decided
-                    arguments = {**arguments, "confirmation": record.pending.pending_id}
-                    return _result(await self.gw.call(params.name, arguments, context))
-                if not isinstance(answer, types.ElicitResult):  # retried without an answer: ask again
-                    return _input_required(record.pending, call_id)
-                decided = await self._decide(
-                    params.name, record.pending.pending_id, answer, arguments, context
-                )
-                return await self._settle(ctx, params.name, decided, arguments, context)
+        if (resumed := await self.elicitation.resumed(ctx, params, arguments, context)) is not None:
+            return resumed
         result = await self.gw.call(params.name, arguments, context)
-        return await self._settle(ctx, params.name, result, arguments, context)
-
-    async def _settle(
-        self,
-        ctx: ServerRequestContext[Any],
-        name: str,
-        result: ToolResult,
-        arguments: dict[str, Any],
-        context: ToolContext,
-    ) -> types.CallToolResult | types.InputRequiredResult:
-        """Ask the client's user about a pending call; a program (run_code) may pause again after it."""
-        while (pending := result.pending) is not None and result.status == "confirmation_required":
-            if not self._may_elicit(ctx):
-                break
-            if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
-                return _input_required(pending, context.call_id)
-            try:
-                # No answer before the confirmation expires is as good as none.
-                with anyio.fail_after(self.gw.gate.ttl_seconds):
-                    answer = await ctx.session.elicit_form(
-                        _question(pending), _CONFIRM_SCHEMA, related_request_id=ctx.request_id
-                    )
-            except Exception:
-                # The client could not ask after all: the call stays pending, as without elicitation.
-                log.warning("elicitation failed for %s; leaving it pending", pending.tool, exc_info=True)
-                break
-            result = await self._decide(name, pending.pending_id, answer, arguments, context)
-        return _result(result)
-
-    def _may_elicit(self, ctx: ServerRequestContext[Any]) -> bool:
-        # Allowed by the operator, and the client can show a form.
-        return self.gw.gate.allows("elicitation") and _can_elicit(ctx)
-
-    async def _decide(
-        self,
-        name: str,
-        pending_id: str,
-        answer: types.ElicitResult,
-        arguments: dict[str, Any],
-        context: ToolContext,
-    ) -> ToolResult:
-        """Record the human's answer, then redeem the confirmation: the gate runs or refuses the call."""
-        content = answer.content or {}
-        # The client's user answered; the audit log says so, and as whom the client is signed in.
-        decided_by = DecidedBy("elicitation", context.principal.id)
-        if answer.action == "accept" and content.get("approve") is True:
-            self.gw.approve(pending_id, decided_by=decided_by)
-        else:
-            self.gw.deny(pending_id, decided_by=decided_by)
-        return await self.gw.call(name, {**arguments, "confirmation": pending_id}, context)
-
-
-_PAUSING = ("invoke_tool", "run_code")
-"""The meta-tools whose call may wait for a person's approval, and be asked again with its answer."""
+        return await self.elicitation.settle(ctx, params.name, result, arguments, context)
 
 
 def _reporter(ctx: ServerRequestContext[Any]) -> Callable[[float, str], Awaitable[None]] | None:
@@ -278,46 +178,6 @@ def _reporter(ctx: ServerRequestContext[Any]) -> Callable[[float, str], Awaitabl
         await ctx.session.report_progress(progress, None, message)
 
     return report
-
-
-def _resumed(request_state: str) -> tuple[str, str]:
-    """(pending id, call id) from a second round's state; empty strings when it holds none."""
-    # The boundary has verified and unsealed the state, so it is the text a replica minted.
-    try:
-        state = json.loads(request_state)
-    except ValueError:
-        return "", ""
-    if not isinstance(state, dict):
-        return "", ""
-    pending_id, call_id = state.get("pending_id"), state.get("call_id")
-    return (pending_id, call_id) if isinstance(pending_id, str) and isinstance(call_id, str) else ("", "")
-
-
-def _can_elicit(ctx: ServerRequestContext[Any]) -> bool:
-    capabilities = ctx.session.client_capabilities
-    elicitation = capabilities.elicitation if capabilities is not None else None
-    # A bare `elicitation: {}` (from before modes existed) means form support; URL-only does not.
-    if elicitation is None or (elicitation.form is None and elicitation.url is not None):
-        return False
-    return ctx.protocol_version in MODERN_PROTOCOL_VERSIONS or ctx.session.can_send_request
-
-
-def _question(pending: PendingConfirmation) -> str:
-    # In full: the preview is escaped already, and a call whose preview is too long was refused.
-    return f"Approve this action? {pending.preview}"
-
-
-def _input_required(pending: PendingConfirmation, call_id: str) -> types.InputRequiredResult:
-    """Ask the user through the client; the state brings back which confirmation, for which call."""
-    request = types.ElicitRequest(
-        params=types.ElicitRequestFormParams(message=_question(pending), requested_schema=_CONFIRM_SCHEMA)
-    )
-    state = json.dumps({"pending_id": pending.pending_id, "call_id": call_id})
-    return types.InputRequiredResult(input_requests={CONFIRM_KEY: request}, request_state=state)
-
-
-def _result(result: ToolResult) -> types.CallToolResult:
-    return types.CallToolResult.model_validate(mcp.call_result(result))
 
 
 def build_server(gw: Gateway, settings: Settings, *, transport: str = "stdio") -> Server[Any]:
@@ -335,7 +195,7 @@ def build_server(gw: Gateway, settings: Settings, *, transport: str = "stdio") -
     server = ToolsetServer(
         APP_NAME,
         version=server_version,
-        instructions=mcp.instructions(category_counts(gw, principals)),
+        instructions=mcp.instructions(category_counts(gw, principals), code="run_code" in handlers.schemas),
         # The list is three fixed tools, the same for every caller, so clients may keep it.
         cache_hints={"tools/list": CacheHint(ttl_ms=24 * 3600 * 1000, scope="public")},
         on_list_tools=handlers.list_tools,

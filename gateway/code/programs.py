@@ -155,8 +155,8 @@ class Programs:
             if paused is not None and not theirs:
                 del self._paused[pending_id]
         if paused is None or theirs:  # another principal's program is not there for this caller
-            restarted = not theirs and self.backend.gate.store.get(pending_id) is not None
-            return _error(ctx, text.not_paused(restarted))
+            elsewhere = not theirs and self.backend.gate.store.get(pending_id) is not None
+            return _error(ctx, text.not_paused(elsewhere))
         program = paused.program
         if code is not None and code.strip() and code != program.code:
             self._keep(paused)

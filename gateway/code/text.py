@@ -112,12 +112,14 @@ def declined(tool: str) -> str:
     return f"{tool}: the user declined this call."
 
 
-def not_paused(restarted: bool) -> ErrorInfo:
-    if restarted:
+def not_paused(elsewhere: bool) -> ErrorInfo:
+    """No paused program here; `elsewhere`: its confirmation exists, so another process paused it."""
+    if elsewhere:  # a restart, or a replica that did not run it: one process cannot tell which
         return ErrorInfo(
             "program_ended",
-            "That program is no longer paused: the gateway restarted since it paused, and a paused "
-            "program does not survive a restart. Its calls before the pause ran; the paused one did not.",
+            "That program is not paused in this gateway process: a paused program lives only in the "
+            "process that ran it, so a restart ended it, or this call reached another replica. Its "
+            "calls before the pause ran; the paused one did not.",
             "Tell the user; run the rest of the work again as a new program if they still want it.",
         )
     return ErrorInfo(

@@ -14,6 +14,7 @@ from gateway.stores import resolve_auto_store
 from .mcp_server_support import (
     APPROVE,
     DECLINE,
+    SECRET,
     Human,
     audit_outcomes,
     http_client,
@@ -46,6 +47,7 @@ def test_serve_with_code_lists_run_code_after_the_three_meta_tools(tmp_path: Pat
                 "run_code",
             ]
             assert listed[3].title == "Run a program"
+            assert client.instructions is not None and "write one program for run_code" in client.instructions
             ran = await client.call_tool(
                 "run_code", {"code": "call('notes_create', {'title': 'milk'})['id']"}
             )
@@ -146,3 +148,40 @@ def test_over_http_each_pause_is_asked_through_elicitation(tmp_path: Path) -> No
     with http_server(write_config(tmp_path, "\n[code]\nenabled = true\n", elicitation=True)) as server:
         anyio.run(scenario, server.url)
     assert len(human.asked) == 2
+
+
+def test_a_paused_program_resumes_only_on_its_replica_and_another_says_program_ended(tmp_path: Path) -> None:
+    """Replicas share pending confirmations; the paused program itself stays in the process that ran it."""
+    store = f'\n[confirmation]\nstore = "sqlite"\npath = "{tmp_path / "confirmations.sqlite3"}"\n'
+    config_a, config_b = (
+        write_config(tmp_path / name, "\n[code]\nenabled = true\n" + store) for name in ("a", "b")
+    )
+    env = {"GATEWAY_CONFIRMATION_SECRET": SECRET}
+
+    async def scenario(url_a: str, url_b: str) -> None:
+        async with http_client(url_a) as a, http_client(url_b) as b:
+            paused = text_of(
+                await a.call_tool("run_code", {"code": "call('notes_delete', {'note_id': 'n1'})"})
+            )
+            assert paused["status"] == "confirmation_required"
+            with open_gateway(load_settings(config_b, environ=env)) as host:  # any replica's host may approve
+                assert host.approve(paused["pending_id"]) is not None
+            elsewhere = text_of(await b.call_tool("run_code", {"confirmation": paused["pending_id"]}))
+            assert elsewhere["error"]["code"] == "program_ended"
+            assert "lives only in the process that ran it" in elsewhere["error"]["message"]
+            assert "another replica" in elsewhere["error"]["message"]
+            done = await a.call_tool("run_code", {"confirmation": paused["pending_id"]})
+            assert done.structured_content == {"result": {"deleted": "n1", "by": "local"}, "calls": 1}
+
+    with (
+        http_server(config_a, env=env) as a,
+        http_server(config_b, env=env) as b,
+    ):
+        anyio.run(scenario, a.url, b.url)
+    assert audit_outcomes(tmp_path / "a", "notes_delete") == [
+        "pending_confirmation",
+        "approved",
+        "attempt",
+        "executed",
+    ]
+    assert audit_outcomes(tmp_path / "b", "notes_delete") == ["approved_by_host"]  # and nothing ran there

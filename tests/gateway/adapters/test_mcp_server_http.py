@@ -18,7 +18,7 @@ import mcp_types as types
 import pytest
 from mcp.shared.exceptions import MCPError
 
-from gateway.adapters.mcp_server import CONFIRM_KEY
+from gateway.adapters.mcp_elicitation import CONFIRM_KEY
 from gateway.config import load_settings
 from gateway.runtime import open_gateway
 from gateway.stores import SECRET_FILE

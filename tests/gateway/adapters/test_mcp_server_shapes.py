@@ -79,6 +79,18 @@ def test_instructions_stay_within_the_budget_and_count_what_they_leave_out() -> 
     assert listed[0] == "category_000 (1000)" and len(listed) - 1 + hidden == 400
 
 
+def test_the_instructions_are_pinned_and_say_how_to_use_run_code_only_in_code_mode(
+    snapshot: SnapshotAssertion,
+) -> None:
+    counts = {"notes": 4, "files": 2}
+    three, four = mcp.instructions(counts), mcp.instructions(counts, code=True)
+    assert three == snapshot(name="three meta-tools")
+    assert four == snapshot(name="code mode")
+    assert "run_code" not in three and "run_code" in four
+    many = {f"category_{i:03}": 1000 - i for i in range(400)}
+    assert len(mcp.instructions(many, code=True)) <= mcp.INSTRUCTIONS_BUDGET
+
+
 def test_instructions_of_an_empty_catalog() -> None:
     assert "catalog of 0 tools" in mcp.instructions({})
 

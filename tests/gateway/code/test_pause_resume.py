@@ -180,7 +180,7 @@ def test_a_restart_ends_a_paused_program_and_says_so(calls: Calls) -> None:
         assert after.approve(paused.pending.pending_id) is None  # stopping declined its call
         result = run(after, confirmation=paused.pending.pending_id)
         assert result.error is not None and result.error.code == "program_ended"
-        assert "restarted" in result.error.message
+        assert "a restart ended it" in result.error.message
         assert calls.names() == []
         unknown = run(after, confirmation="0" * 32)
         assert unknown.error is not None and unknown.error.code == "program_not_paused"
