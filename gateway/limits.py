@@ -12,6 +12,7 @@ than a limit allows). The clock is the gateway's, passed to Redis, so tests can 
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 import math
 import threading
@@ -31,6 +32,8 @@ log = logging.getLogger("gateway")
 
 FAIL_CLOSED_RETRY_SECONDS = 30.0
 """When the limits' store cannot be reached and `on_error = "closed"`: the wait the model is told."""
+
+LISTED_KEYS = 10_000  # `gateway limits` lists the principals of at most this many counters in the store
 
 Kind = Literal["bucket", "quota"]
 
@@ -141,6 +144,8 @@ class Backend(Protocol):
         """Each counter's calls left and seconds until one more, taking nothing."""
         ...
 
+    def counted(self) -> list[str]: ...  # the keys of the counters it holds counts for (LISTED_KEYS at most)
+
     def close(self) -> None: ...
 
 
@@ -166,6 +171,10 @@ class MemoryBackend:
     def peek(self, counters: Sequence[Counter], now: float) -> list[tuple[float, float]]:
         with self._lock:
             return [step(c, self._read(c), now)[:2] for c in counters]
+
+    def counted(self) -> list[str]:
+        with self._lock:
+            return list(self._state)[:LISTED_KEYS]
 
     def _read(self, c: Counter) -> tuple[float, float] | None:
         found = self._state.get(c.key)
@@ -262,6 +271,13 @@ class RedisBackend:
             out.append(step(c, read, now)[:2])
         return out
 
+    def counted(self) -> list[str]:
+        try:
+            keys = self._redis.scan_iter(match=f"{self._prefix}:*", count=1000)
+            return [k.removeprefix(f"{self._prefix}:") for k in itertools.islice(keys, LISTED_KEYS)]
+        except self._errors as exc:
+            raise Unreachable(str(exc)) from None
+
     def close(self) -> None:
         self._redis.close()
 
@@ -350,14 +366,23 @@ class Limiter:
             )
 
     def states(self, principals: Sequence[Principal]) -> list[LimitState]:
-        """Each limit's budget for each of `principals` it applies to (once, for a shared limit).
+        """Each limit's budget for each of `principals` it applies to (once, for a shared limit), and
+        for each other principal the store holds a count of (an OAuth token's subject, say).
 
         Raises:
             Unreachable: the store did not answer.
         """
+        counted: dict[str, set[str]] = {}
+        for key in self.backend.counted():  # kind:limit:principal, as Limit.counter spells it
+            kind, _, rest = key.partition(":")
+            name, _, subject = rest.partition(":")
+            counted.setdefault(f"{kind}:{name}", set()).add(subject)
         pairs: list[tuple[Limit, Principal]] = []
         for limit in self.limits:
             applies = [p for p in principals if _may_apply(limit, p)]
+            if limit.per == "principal":  # then those with counts, whatever roles their tokens gave them
+                others = counted.get(f"{limit.kind}:{limit.name}", set()) - {p.id for p in applies}
+                applies += [Principal(subject) for subject in sorted(others)]
             pairs += [(limit, p) for p in (applies[:1] if limit.per == "all" else applies)]
         found = self.backend.peek([limit.counter(p) for limit, p in pairs], self.clock())
         return [

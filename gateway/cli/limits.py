@@ -15,7 +15,8 @@ from .output import dump
 
 
 def run(settings: Settings, args: argparse.Namespace) -> int:
-    """Print each limit's state for the configured principals (the default one, [principals], tokens)."""
+    """Print each limit's state for the configured principals (the default one, [principals], tokens)
+    and for the others its store holds counts of."""
     if not settings.limits:
         print("no limits are configured ([[limits]] in the configuration file: docs/limits.md)")
         return 0

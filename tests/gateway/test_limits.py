@@ -283,6 +283,34 @@ def test_gateway_limits_prints_what_a_replica_sharing_redis_has_left(
     assert table[2].split() == ["all-calls", "100", "per", "day", "*", "98", "now"]
 
 
+def test_gateway_limits_lists_principals_the_configuration_does_not_name_once_redis_counts_them(
+    tmp_path: Path, redis_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from gateway.cli import main
+
+    config = tmp_path / "config.toml"
+    config.write_text(
+        f'data_dir = "{tmp_path / "data"}"\nseed_demo = false\nprincipal = "alice"\n'
+        f'[limiter]\nstore = "redis"\nredis_url = "{redis_url}"\n'
+        '[[limits]]\nname = "lookups"\ntools = ["calendar_list_*"]\nrate = 0.001\nburst = 3\n'
+        '[[limits]]\nname = "staff-lookups"\ntools = ["calendar_list_*"]\nquota = 9\nroles = ["staff"]\n'
+    )
+    settings = load_settings(config, environ={})
+    with open_gateway(settings) as gw:  # callers known only by their tokens (an OAuth subject, say)
+        for who, roles, calls in (("zed:oauth", {"staff"}, 2), ("bob", set(), 1)):
+            ctx = ToolContext(principal=Principal(who, roles=frozenset(roles)))
+            for _ in range(calls):
+                assert run_sync(gw.invoke("calendar_list_events", {}, context=ctx)).ok
+    assert main(["limits", "--config", str(config), "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [(r["limit"], r["principal"], r["left"]) for r in rows] == [
+        ("lookups", "alice", 3),  # named by the configuration, no call yet
+        ("lookups", "bob", 2),
+        ("lookups", "zed:oauth", 1),
+        ("staff-lookups", "zed:oauth", 7),  # its role came with its token: the count shows it applied
+    ]
+
+
 def test_two_gateway_processes_sharing_redis_run_exactly_the_shared_allowance(redis_url: str) -> None:
     import os
     import subprocess
