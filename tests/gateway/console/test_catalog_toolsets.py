@@ -14,7 +14,8 @@ from playwright.sync_api import expect
 from starlette.applications import Starlette
 from starlette.routing import Mount
 
-from gateway import Catalog, Gateway
+from gateway import Catalog, Gateway, Principal, ToolContext, run_sync
+from gateway.audit import JsonlAuditLog
 from gateway.config import load_settings
 from gateway.console import console_app
 from gateway.runtime import policy_from
@@ -70,6 +71,28 @@ def test_a_tools_page_names_the_toolsets_that_hold_it(console: str) -> None:
     assert "<dt>Toolsets that hold it</dt><dd>notes, reading</dd>" in search  # by name
     assert "<dt>Toolsets that hold it</dt><dd>notes</dd>" in delete
     assert "<dt>Toolsets that hold it</dt><dd>reading</dd>" in boom
+
+
+def test_an_activity_line_shows_the_toolsets_its_call_came_through(tmp_path: Path) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text(
+        f'data_dir = "{tmp_path}"\n[console]\nadmin_token_env = "CONSOLE_TOKEN"\n'
+        '[[toolsets]]\nname = "reading"\ntools = ["notes_search"]\n'
+        '[[toolsets]]\nname = "notes"\ncategories = ["notes"]\n'
+    )
+    settings = load_settings(config, environ={})
+    gw = Gateway(Catalog(ALL_TOOLS), policy=policy_from(settings), audit=JsonlAuditLog(settings.audit_path))
+    for toolsets in (frozenset({"reading", "notes"}), frozenset()):
+        ctx = ToolContext(principal=Principal("bot", toolsets=toolsets))
+        assert run_sync(gw.invoke("notes_search", {"title": "milk"}, context=ctx)).ok
+    second = len(settings.audit_path.read_bytes().splitlines(keepends=True)[0])
+    app = console_app(gw, settings, environ={"CONSOLE_TOKEN": TOKEN})
+    with loopback(Starlette(routes=[Mount("/console", app=app)])) as url, httpx.Client() as client:
+        sign_in(client, f"{url}/console")
+        confined = client.get(f"{url}/console/activity/0").text
+        whole = client.get(f"{url}/console/activity/{second}").text
+    assert "<dt>Toolsets</dt><dd>notes, reading</dd>" in confined
+    assert "<dt>Principal</dt><dd>bot</dd>" in whole and "Toolsets" not in whole
 
 
 def test_the_discovery_playground_ranks_as_a_client_confined_to_a_toolset(console: str) -> None:
