@@ -47,11 +47,15 @@ class SessionEndpoints:
     Args:
         app: the MCP endpoint (behind its token check, so a caller without a token gets 401 first).
         open_sessions: the ids of the sessions still open (the SDK forgets expired ones itself).
+        prune_every: after this many sessions opened, those no longer open are forgotten.
     """
 
-    def __init__(self, app: ASGIApp, open_sessions: Callable[[], Container[str]]) -> None:
+    def __init__(
+        self, app: ASGIApp, open_sessions: Callable[[], Container[str]], *, prune_every: int = _PRUNE_EVERY
+    ) -> None:
         self.app = app
         self.open_sessions = open_sessions
+        self.prune_every = prune_every
         self.opened_at: dict[str, str | None] = {}  # session id -> toolset (None: the whole catalog)
         self._openings = 0
 
@@ -90,7 +94,7 @@ class SessionEndpoints:
     def _opened(self, session: str, at: str | None) -> None:
         self.opened_at[session] = at
         self._openings += 1
-        if self._openings % _PRUNE_EVERY == 0:  # sessions that expired unused are never presented again
+        if self._openings % self.prune_every == 0:  # sessions that expired unused are never presented again
             still = self.open_sessions()
             self.opened_at = {s: t for s, t in self.opened_at.items() if s in still}
 
