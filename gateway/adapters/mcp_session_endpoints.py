@@ -80,8 +80,10 @@ class SessionEndpoints:
             await send(message)
 
         await self.app(scope, receive, watching)
-        if status == 404 or (scope["method"] == "DELETE" and 200 <= status < 300):
-            self.opened_at.pop(session, None)  # expired, or ended by its client
+        ended = scope["method"] == "DELETE" and 200 <= status < 300
+        # A 404 may be the SDK refusing another principal's token: the session then goes on.
+        if ended or (status == 404 and session not in self.open_sessions()):
+            self.opened_at.pop(session, None)  # ended by its client, or expired
 
     def _recording(self, send: Send, at: str | None) -> Send:
         async def recording(message: Message) -> None:

@@ -152,6 +152,12 @@ def test_a_session_id_presented_at_another_endpoint_is_not_found(tmp_path: Path)
             # The session still answers at its own endpoint, with its own catalog.
             own = http.post(opened_at, json=LIST_TOOLS, headers=_headers(ALICE, sessions[opened_at]))
             assert own.status_code == 200 and "invoke_tool" in own.text
+        # Another principal's token at the right endpoint is refused, and the session stays bound to it.
+        assert http.post(notes, json=LIST_TOOLS, headers=_headers(BOB, sessions[notes])).status_code == 404
+        assert (
+            http.post(server.url, json=LIST_TOOLS, headers=_headers(ALICE, sessions[notes])).status_code
+            == 404
+        )
         # Ended at its own endpoint, it is gone everywhere.
         assert http.delete(notes, headers=_headers(ALICE, sessions[notes])).status_code == 200
         assert http.post(notes, json=LIST_TOOLS, headers=_headers(ALICE, sessions[notes])).status_code == 404
