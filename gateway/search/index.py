@@ -33,7 +33,8 @@ from .ranking import MAX_QUERY_CHARS, Ranking, blend_boosts
 from .semantic import Vectors, dense_layer, embedder, embedding_text, param_names, semantic_available
 from .text import stem
 from .typos import Corrector
-from .verbs import analyse, everyday
+from .unsaid import everyday
+from .verbs import analyse
 
 _log = logging.getLogger(__name__)
 

@@ -16,6 +16,7 @@ from ..definition import ToolDefinition
 from .objects import asked_category, category_markers, names_object, request_object, tool_objects
 from .semantic import Vectors
 from .text import words
+from .unsaid import meant
 from .verbs import LOOKUPS, analyse, example_verbs, phrasal
 
 ACTION_AGREEMENT = 0.5
@@ -145,7 +146,7 @@ class Ranking:
         if terms:
             lexical = self._lexical(terms)
             if self._vectors is not None:
-                ids, scores, tier = self._vectors.blend(query[:MAX_QUERY_CHARS], lexical, mask, depth)
+                ids, scores, tier = self._vectors.blend(self._meant(query), lexical, mask, depth)
                 matched = lexical[ids] > 0
             else:
                 # Scores are positive: a boolean mask finds them several times faster than a float array.
@@ -224,6 +225,12 @@ class Ranking:
             says = self._np.asarray([names_object(named, o) for o in self._objects])
             scores = scores * (1.0 + NAMED_OBJECT) ** says[ids]
         return scores
+
+    def _meant(self, query: str) -> str:
+        """The text the semantic layers compare: where tools are described in users' words, without
+        the words that do not name what the request wants (`unsaid`: "drop Mark a line")."""
+        query = query[:MAX_QUERY_CHARS]
+        return meant(query) if self._agreeing else query
 
     def _named(self, query: str) -> frozenset[str]:
         """The request's object words (`objects.request_object`), where the catalog agrees at all."""

@@ -258,19 +258,6 @@ def order_words(raw: Sequence[str]) -> tuple[str, list[str]]:
     return (raw[0] if raw[0] in _THINGS else ""), raw[1:]
 
 
-def everyday(request: str) -> tuple[tuple[tuple[str, str, int], ...], tuple[str, ...]]:
-    """`analyse`'s words and actions as read where tools are described in users' words: the actions
-    with what the request asks as a whole (`asked`, not a question's lookup) and its `order_verb`,
-    and without the verbs of a question whether something happened (`happened_verbs`)."""
-    counted, actions, whole, _, first = analyse(request)
-    said = (first, *whole) if whole != LOOKUPS else (first,)
-    past = happened_verbs(request)
-    return (
-        tuple(c for c in counted if c[0] not in past),
-        actions + tuple(a for a in dict.fromkeys(said) if a and a not in actions),
-    )
-
-
 def everyday_action(word: str) -> str | None:
     """The action an everyday verb names ("scrap": delete), or None."""
     return EVERYDAY_VERBS.get(word)
