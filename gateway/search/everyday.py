@@ -47,6 +47,7 @@ EVERYDAY_PHRASAL = {
     ("throw", "out"): "delete",
     ("strike", "off"): "delete",
     ("get", "rid"): "delete",
+    ("get", "out"): "update",
     ("push", "back"): "update",
     ("push", "forward"): "update",
     ("bring", "forward"): "update",

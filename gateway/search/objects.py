@@ -63,6 +63,27 @@ def asked_category(stems: Sequence[str], markers: dict[str, str]) -> str | None:
     return found.pop() if len(found) == 1 else None
 
 
+MAKING = ("create", "send")
+"""The actions that make something new: "send Sam a note" sends a new one, not one that exists."""
+_NEW = frozenset(["a", "an", "another"])
+_RECIPIENTS = frozenset(["me", "him", "her", "them", "us", "everyone", "someone"])
+
+
+def acts_on_existing(d: ToolDefinition) -> bool:
+    """Whether a tool needs an existing item: it requires one's id ("message_id", "draft_id")."""
+    required = d.json_schema.get("required") or []
+    return any(p == "id" or p.endswith(("_id", "_ids")) for p in required)
+
+
+def new_thing(raw: Sequence[str]) -> bool:
+    """Whether an order's object is a new thing: an indefinite article right after its verb, or
+    after who gets it ("send Sam a note", "shoot an email to the team", "drop me a line")."""
+    _, rest = order_words(raw)
+    if rest and (rest[0] in _RECIPIENTS or rest[0] not in STOP_WORDS):
+        rest = rest[1:]
+    return bool(rest) and rest[0] in _NEW
+
+
 _ONE = "#one"  # a tool that reads one item (its name ends in a singular: "read_message", "get_event")
 _MANY = "#many"
 _INSIDE = "#in"  # a request about what is on or in the thing it names

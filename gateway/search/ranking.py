@@ -13,7 +13,7 @@ from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
 from ..definition import ToolDefinition
-from .objects import asked_category, category_markers, names_object, request_object, tool_objects
+from .objects import MAKING, acts_on_existing, asked_category, new_thing, category_markers, names_object, request_object, tool_objects
 from .semantic import Vectors
 from .text import words
 from .unsaid import meant
@@ -50,6 +50,7 @@ class Ranking:
     _example_verbs: dict[str, str]
     _markers: dict[str, str]
     _objects: list[frozenset[str]]
+    _existing: list[bool]
     _agreeing: bool
     _weights: list[float] | None
     _codes: dict[str, tuple[dict[str, int], Any]]
@@ -69,6 +70,7 @@ class Ranking:
         self._example_verbs = example_verbs(tools)
         self._markers = category_markers(tools)
         self._objects = [tool_objects(d) for d in tools]
+        self._existing = [acts_on_existing(d) for d in tools]
 
     def _page_python(
         self,
@@ -99,8 +101,8 @@ class Ranking:
             scores = {i: s * weights[i] for i, s in scores.items()}
         agree = self._agreement(query)
         if agree:
-            action = self._action
-            scores = {i: s * agree.get(action[i], 1.0) for i, s in scores.items()}
+            action, kept = self._action, self._not_new(query, agree)
+            scores = {i: s * (agree.get(action[i], 1.0) if kept[i] else 1.0) for i, s in scores.items()}
         about = self._object(query)
         if about is not None:
             category = self._category
@@ -200,6 +202,13 @@ class Ranking:
             asked = LOOKUPS  # no verb, things named: "invoices from march"
         return dict.fromkeys((*asked, learned) if learned else asked, 1.0 + ACTION_AGREEMENT)
 
+    def _not_new(self, query: str, agree: dict[str, float]) -> list[bool]:
+        """Per tool, whether the action agreement holds: an order to make or send something new ("send
+        Sam a note") does not agree with a tool that acts on an existing one (`objects.new_thing`)."""
+        if not any(a in agree for a in MAKING) or not new_thing(phrasal(words(query[:MAX_QUERY_CHARS]))):
+            return [True] * len(self._names)
+        return [not (e and a in MAKING) for e, a in zip(self._existing, self._action, strict=True)]
+
     def _object(self, query: str) -> str | None:
         """The category the request's nouns point to, when the catalog has markers (`objects`)."""
         if not self._markers:
@@ -216,6 +225,8 @@ class Ranking:
                 if name in codes:
                     factors[codes[name]] = factor
             scores = scores * factors[actions[ids]]
+            kept = self._np.asarray(self._not_new(query, agree))
+            scores = self._np.where(kept[ids], scores, scores / factors[actions[ids]])
         about = self._object(query)
         if about is not None:
             in_category = self._np.asarray([c == about for c in self._category])
