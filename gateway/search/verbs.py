@@ -240,6 +240,8 @@ def asked(raw: Sequence[str]) -> tuple[str, ...]:
         action = "read"
     if action is None and to_a_time(raw) and normalize_action(raw[0]) == "update":
         action = "update"  # "move the review to friday": whatever else "move" means, not here
+    if action == "create" and "instead" in later:
+        action = "update"  # "make the lunch 1pm instead": what exists changes
     if action in LOOKUPS:  # "show", "find" or "check" my email: a lookup, which one the words say
         return LOOKUPS
     return () if action is None else (action,)
