@@ -221,10 +221,8 @@ def asked(raw: Sequence[str]) -> tuple[str, ...]:
     raw = _unpoliced(raw)
     if not raw or any(w in _CLAUSE_WORDS for w in raw):
         return ()
-    if raw[0] in _HAPPENED or (
-        raw[:1] == ["when"] and raw[1:2] in (["can"], ["could"]) and raw[2:3] in (["i"], ["we"])
-    ):
-        return ("search",)  # "when can I fit it in": a time to be found
+    if raw[0] in _HAPPENED or _time_to_find(raw):
+        return ("search",)  # "when can I fit it in", "when's a good time": a time to be found
     if raw[0] in _QUESTION_WORDS or _put_as_an_order(raw):
         return LOOKUPS
     later = raw[1:]
@@ -240,11 +238,33 @@ def asked(raw: Sequence[str]) -> tuple[str, ...]:
         action = "read"
     if action is None and to_a_time(raw) and normalize_action(raw[0]) == "update":
         action = "update"  # "move the review to friday": whatever else "move" means, not here
+    if action is None and normalize_action(raw[0]) is None:
+        action = _means(later)  # "tidy my list by deleting the done items"
     if action == "create" and "instead" in later:
         action = "update"  # "make the lunch 1pm instead": what exists changes
     if action in LOOKUPS:  # "show", "find" or "check" my email: a lookup, which one the words say
         return LOOKUPS
     return () if action is None else (action,)
+
+
+def _time_to_find(raw: Sequence[str]) -> bool:
+    """A question for a time to be found: "when can I/we ...", "when is a good time"."""
+    if raw[:1] not in (["when"], ["whens"]):
+        return False
+    rest = [w for w in raw[1:] if w not in ("is", "would", "will", "be")]
+    return rest[:2] in (["can", "i"], ["can", "we"], ["could", "i"], ["could", "we"]) or rest[:1] in (["a"], ["an"])
+
+
+def _means(later: Sequence[str]) -> str | None:
+    """The action of the means an order names ("... by deleting the old ones": delete), or None."""
+    for by, word in zip(later, later[1:]):
+        if by == "by" and word.endswith("ing") and len(word) > 5:
+            base = word[:-3]
+            for verb in (base, base + "e", base[:-1]):
+                action = _action_of(verb) or EVERYDAY_VERBS.get(verb)
+                if action is not None:
+                    return action
+    return None
 
 
 def order_words(raw: Sequence[str]) -> tuple[str, list[str]]:
