@@ -242,6 +242,8 @@ def asked(raw: Sequence[str]) -> tuple[str, ...]:
         action = _means(later)  # "tidy my list by deleting the done items"
     if action == "create" and "instead" in later:
         action = "update"  # "make the lunch 1pm instead": what exists changes
+    if action == "read" and _one_thing(later) and normalize_action(raw[0]) == "read":
+        return ("read",)  # "read me the email from Sam": that one
     if action in LOOKUPS:  # "show", "find" or "check" my email: a lookup, which one the words say
         return LOOKUPS
     return () if action is None else (action,)
@@ -253,6 +255,12 @@ def _time_to_find(raw: Sequence[str]) -> bool:
         return False
     rest = [w for w in raw[1:] if w not in ("is", "would", "will", "be")]
     return rest[:2] in (["can", "i"], ["can", "we"], ["could", "i"], ["could", "we"]) or rest[:1] in (["a"], ["an"])
+
+
+def _one_thing(later: Sequence[str]) -> bool:
+    """Whether an order's object is one thing named as known ("the email", "that message")."""
+    rest = [w for w in later if w not in ("me", "us")]
+    return len(rest) > 1 and rest[0] in ("the", "that", "this") and not rest[1].endswith("s")
 
 
 def _means(later: Sequence[str]) -> str | None:
