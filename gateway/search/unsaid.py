@@ -33,7 +33,7 @@ def _lead(raw: list[str]) -> int:
 @lru_cache(maxsize=256)
 def unsaid(request: str) -> tuple[frozenset[str], frozenset[str], str | None, str]:
     """What a request says that does not name what it wants: the words to leave out of the
-    matching, the verbs it says not to do, the action of an idiom whose two words open the order
+    matching, the verbs that ask nothing (it says not to do them, or they say what happened), the action of an idiom whose two words open the order
     ("call off": delete), and its text without those words (the idiom read as its action)."""
     raw = words(request)
     out: set[int] = set()
@@ -48,6 +48,7 @@ def unsaid(request: str) -> tuple[frozenset[str], frozenset[str], str | None, st
         verb = 3 if len(raw) > 2 and raw[1] in _DETERMINERS else 2
         if len(raw) > verb and raw[verb] not in AMBIGUOUS_VERBS and raw[verb] not in STOP_WORDS:
             out.add(verb)
+            refused.add(verb)
             if len(raw) > verb + 1 and raw[verb + 1] in _PARTICLES:
                 out.add(verb + 1)
     if not out:
