@@ -27,7 +27,7 @@ EVERYDAY_VERBS = {
         "delete",
     ),
     **dict.fromkeys(
-        ["book", "reserve", "arrange", "organise", "organize", "plan", "jot", "pencil", "save", "log",
+        ["book", "reserve", "arrange", "organise", "organize", "plan", "jot", "pencil", "save", "log", "remember",
          "record", "hold", "block"],
         "create",
     ),
