@@ -19,6 +19,7 @@ from .text import STOP_WORDS, stem, words
 from .verbs import _DETERMINERS, AMBIGUOUS_VERBS, LOOKUPS, analyse, happened_verbs
 
 _NEGATIONS = frozenset(["not", "never", "without"])
+_REMINDING = frozenset(["remember", "remind"])
 _HAPPENED = frozenset(["did", "has", "have", "had"])
 _PARTICLES = frozenset(["back", "in", "out", "up"])
 # A capitalised word inside the request, not its first: a name ("drop Mark a line").
@@ -42,6 +43,10 @@ def unsaid(request: str) -> tuple[frozenset[str], frozenset[str], str | None, st
     names = {w.lower() for w in _CAPITALISED.findall(request)}
     if len(raw) > start + 2 and raw[start + 1] in names and raw[start + 2] in _DETERMINERS:
         out.add(start + 1)  # "drop Mark a line", "send Sarah a note": who gets it, not what it is
+    for i, w in enumerate(raw[:-2]):  # "remember to book the car": booking is the thing to do later
+        to = i + 2 if raw[i + 1] == "me" else i + 1
+        if w in _REMINDING and to + 1 < len(raw) and raw[to] == "to":
+            out.add(to + 1)
     refused = {i + 1 for i, w in enumerate(raw[:-1]) if w in _NEGATIONS and raw[i + 1] not in STOP_WORDS}
     out |= refused
     if raw and raw[0] in _HAPPENED:  # "has anyone replied", "did the bank write back": what happened
