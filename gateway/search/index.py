@@ -33,7 +33,7 @@ from .ranking import MAX_QUERY_CHARS, Ranking, blend_boosts
 from .semantic import Vectors, dense_layer, embedder, embedding_text, param_names, semantic_available
 from .text import stem
 from .typos import Corrector
-from .unsaid import everyday
+from .unsaid import everyday, proper_names
 from .verbs import analyse
 
 _log = logging.getLogger(__name__)
@@ -209,11 +209,12 @@ class SearchIndex(Ranking):
     def query_terms(self, query: str) -> dict[str, float]:
         """The weighted index terms a query looks for: its words, typo corrections and action concepts."""
         counted, actions = (everyday if self._agreeing else analyse)(query[:MAX_QUERY_CHARS])[:2]
+        names = proper_names(query[:MAX_QUERY_CHARS]) if self._agreeing else frozenset()
         terms: dict[str, float] = {}
         # Each distinct word once (a long request repeats its words), counted by its occurrences.
         for word, stemmed, count in counted:
             token, weight = stemmed, 1.0
-            if token not in self._terms and 4 <= len(token) <= 24 and token.isalpha():
+            if token not in self._terms and 4 <= len(token) <= 24 and token.isalpha() and word not in names:
                 # The stem of a misspelt word can be further from the right stem than the word itself.
                 corrected = self._typos.correct(token) or self._typos.correct(word)
                 if corrected is not None:

@@ -40,7 +40,7 @@ def unsaid(request: str) -> tuple[frozenset[str], frozenset[str], str | None, st
     out: set[int] = set()
     start = _lead(raw)
     idiom = EVERYDAY_PHRASAL.get((raw[start], raw[start + 1])) if len(raw) > start + 1 else None
-    names = {w.lower() for w in _CAPITALISED.findall(request)}
+    names = proper_names(request)
     if len(raw) > start + 2 and raw[start + 1] in names and raw[start + 2] in _DETERMINERS:
         out.add(start + 1)  # "drop Mark a line", "send Sarah a note": who gets it, not what it is
     for i, w in enumerate(raw[:-2]):  # "remember to book the car": booking is the thing to do later
@@ -66,6 +66,11 @@ def unsaid(request: str) -> tuple[frozenset[str], frozenset[str], str | None, st
         idiom,
         " ".join(kept),
     )
+
+
+def proper_names(request: str) -> frozenset[str]:
+    """The capitalised words inside a request, lowercased: names ("Lisa"), never misspellings."""
+    return frozenset(w.lower() for w in _CAPITALISED.findall(request))
 
 
 def meant(request: str) -> str:
