@@ -103,9 +103,16 @@ def names_object(named: frozenset[str], objects: frozenset[str]) -> int:
     """How closely a tool's own words (`tool_objects`) name what a request is about
     (`request_object`): 2 when its name ends with it ("list_tasks" for "what tasks"), 1 when its name
     or summary says it, 0 otherwise; a request about several things is not about a tool that reads one."""
-    if not named & objects or (_MANY in named and _ONE in objects):
+    if not named & objects or (_MANY in named and _ONE in objects) or _longer(named, objects):
         return 0
     return 2 if _INSIDE not in named and any(_NAMED + word in objects for word in named) else 1
+
+
+def _longer(named: frozenset[str], objects: frozenset[str]) -> bool:
+    """Whether a tool's name ends with a longer word that only begins with what the request is about
+    ("list_tasklists" for "what tasks"): it acts on another thing."""
+    ends = [o[len(_NAMED) :] for o in objects if o.startswith(_NAMED)]
+    return any(end != word and end.startswith(word) and end not in named for end in ends for word in named)
 
 
 def request_object(raw: Sequence[str]) -> tuple[str, ...]:
