@@ -223,6 +223,8 @@ def asked(raw: Sequence[str]) -> tuple[str, ...]:
         return ()
     if raw[0] in _HAPPENED or _time_to_find(raw):
         return ("search",)  # "when can I fit it in", "when's a good time": a time to be found
+    if _detail_of_one(raw):
+        return ("read",)  # "what's the address of the venue": one thing's detail
     if raw[0] in _QUESTION_WORDS or _put_as_an_order(raw):
         return LOOKUPS
     later = raw[1:]
@@ -255,6 +257,18 @@ def _time_to_find(raw: Sequence[str]) -> bool:
         return False
     rest = [w for w in raw[1:] if w not in ("is", "would", "will", "be")]
     return rest[:2] in (["can", "i"], ["can", "we"], ["could", "i"], ["could", "we"]) or rest[:1] in (["a"], ["an"])
+
+
+def _detail_of_one(raw: Sequence[str]) -> bool:
+    """A question for a detail of one known thing: "what's the address of the venue", "what is the
+    link for the 10am call"."""
+    if raw[:1] not in (["what"], ["whats"]):
+        return False
+    rest = [w for w in raw[1:] if w not in ("is", "was")]
+    if rest[:1] != ["the"]:
+        return False
+    at = next((i for i, w in enumerate(rest) if w in ("of", "for")), None)
+    return at is not None and at > 1 and rest[at + 1 : at + 2] in (["the"], ["this"], ["that"])
 
 
 def _one_thing(later: Sequence[str]) -> bool:
