@@ -73,9 +73,11 @@ def _first(index: SearchIndex, query: str) -> str:
         ("when is the board meeting", ("list", "search", "read")),
         ("mark these emails as read", ("update",)),  # "read" is the state it is set to, not the order
         ("list the comments and delete one", ()),  # two asks: neither is the request's
-        ("get these emails out of my inbox", ()),  # the particle changes the verb
+        ("show the visitors out", ()),  # the particle changes the verb
+        ("get the receipts out of my inbox", ("update",)),  # out of a place: moved, not fetched
         ("email bob the slides", ("send",)),  # as often a noun, but an order opens with its verb
-        ("move the spam to the bin", ()),  # "move" means too many things
+        ("move the spam to the archive folder", ()),  # "move" means too many things
+        ("move the spam to the bin", ("delete",)),  # ... but to the bin, it deletes
         ("ditch the old invoices", ("delete",)),  # everyday verbs the vocabulary does not hold
         ("postpone the board review", ("update",)),
         ("book a table for four", ("create",)),
