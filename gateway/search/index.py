@@ -43,8 +43,7 @@ MAX_QUERY_TERMS = 32
 CACHE_MIN_TOOLS = 2_000
 """`SearchIndex.load_or_build` builds smaller catalogs directly: that takes well under 0.2 s."""
 
-_SYNONYM_WEIGHT = 0.6
-_TYPO_WEIGHT = 0.7
+_SYNONYM_WEIGHT, _TYPO_WEIGHT = 0.6, 0.7  # a verb's action concept; a corrected misspelling
 _NUMPY_MIN_POSTINGS = 500  # measured crossover: below it numpy's per-call overhead costs more than it saves
 
 __all__ = ["CACHE_MIN_TOOLS", "MAX_QUERY_TERMS", "SearchIndex", "numpy_available", "rank_names"]

@@ -10,7 +10,7 @@ and a request whose marked words all point to one category raises that category'
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from itertools import pairwise
 
 from ..actions import ACTIONS, normalize_action
@@ -75,6 +75,17 @@ def acts_on_existing(d: ToolDefinition) -> bool:
     return any(p == "id" or p.endswith(("_id", "_ids")) for p in required)
 
 
+def agreeing(
+    raw: Sequence[str], asked: Collection[str], objects: Sequence[frozenset[str]], actions: Sequence[str]
+) -> list[bool]:
+    """Per tool (its `tool_objects` and action), whether the action agreement holds for a request: an
+    order to make or send something new ("send Sam a note") does not agree with a tool that acts on
+    an existing one (a reply, sending a saved draft)."""
+    if not any(a in asked for a in MAKING) or not new_thing(raw):
+        return [True] * len(actions)
+    return [not (_EXISTING in o and a in MAKING) for o, a in zip(objects, actions, strict=True)]
+
+
 def new_thing(raw: Sequence[str]) -> bool:
     """Whether an order's object is a new thing: an indefinite article right after its verb, or
     after who gets it ("send Sam a note", "shoot an email to the team", "drop me a line")."""
@@ -86,6 +97,7 @@ def new_thing(raw: Sequence[str]) -> bool:
 
 _ONE = "#one"  # a tool that reads one item (its name ends in a singular: "read_message", "get_event")
 _MANY = "#many"
+_EXISTING = "#existing"  # a tool that needs an existing item's id
 _INSIDE = "#in"  # a request about what is on or in the thing it names
 _CONTAINING = frozenset(["on", "in"])
 _NAMED = "="  # marks the last word of a tool's name, what it acts on ("list_tasks": task)  # a request about several ("show emails from Sam")
@@ -96,7 +108,7 @@ def tool_objects(d: ToolDefinition) -> frozenset[str]:
     one = d.action == "read" and not d.name.endswith("s")
     last = _NAMED + stem(d.name.rsplit("_", 1)[-1].lower())
     words = tokenize(" ".join([d.name.replace("_", " "), d.summary]))
-    return frozenset([*words, last, *([_ONE] if one else [])])
+    return frozenset([*words, last, *([_ONE] if one else []), *([_EXISTING] if acts_on_existing(d) else [])])
 
 
 def names_object(named: frozenset[str], objects: frozenset[str]) -> int:

@@ -13,7 +13,7 @@ from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
 from ..definition import ToolDefinition
-from .objects import MAKING, acts_on_existing, asked_category, new_thing, category_markers, names_object, request_object, tool_objects
+from .objects import agreeing, asked_category, category_markers, names_object, request_object, tool_objects
 from .semantic import Vectors
 from .text import words
 from .unsaid import meant
@@ -50,7 +50,6 @@ class Ranking:
     _example_verbs: dict[str, str]
     _markers: dict[str, str]
     _objects: list[frozenset[str]]
-    _existing: list[bool]
     _agreeing: bool
     _weights: list[float] | None
     _codes: dict[str, tuple[dict[str, int], Any]]
@@ -70,7 +69,6 @@ class Ranking:
         self._example_verbs = example_verbs(tools)
         self._markers = category_markers(tools)
         self._objects = [tool_objects(d) for d in tools]
-        self._existing = [acts_on_existing(d) for d in tools]
 
     def _page_python(
         self,
@@ -203,11 +201,8 @@ class Ranking:
         return dict.fromkeys((*asked, learned) if learned else asked, 1.0 + ACTION_AGREEMENT)
 
     def _not_new(self, query: str, agree: dict[str, float]) -> list[bool]:
-        """Per tool, whether the action agreement holds: an order to make or send something new ("send
-        Sam a note") does not agree with a tool that acts on an existing one (`objects.new_thing`)."""
-        if not any(a in agree for a in MAKING) or not new_thing(phrasal(words(query[:MAX_QUERY_CHARS]))):
-            return [True] * len(self._names)
-        return [not (e and a in MAKING) for e, a in zip(self._existing, self._action, strict=True)]
+        """Per tool, whether the action agreement holds ("send Sam a note" is no reply: `objects.agreeing`)."""
+        return agreeing(phrasal(words(query[:MAX_QUERY_CHARS])), agree, self._objects, self._action)
 
     def _object(self, query: str) -> str | None:
         """The category the request's nouns point to, when the catalog has markers (`objects`)."""

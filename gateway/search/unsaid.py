@@ -92,6 +92,8 @@ def everyday(request: str) -> tuple[tuple[tuple[str, str, int], ...], tuple[str,
     return (
         tuple(c for c in counted if c[0] not in dropped) + extra,
         tuple(
-            a for a in (*actions, *(a for a in dict.fromkeys(said) if a and a not in actions)) if a not in not_asked
+            a
+            for a in (*actions, *(a for a in dict.fromkeys(said) if a and a not in actions))
+            if a not in not_asked
         ),
     )

@@ -14,7 +14,16 @@ from functools import lru_cache
 
 from ..actions import normalize_action
 from ..definition import ToolDefinition
-from .everyday import EVERYDAY_PHRASAL, EVERYDAY_VERBS, POLITE, to_a_time
+from .everyday import (
+    EVERYDAY_PHRASAL,
+    EVERYDAY_VERBS,
+    POLITE,
+    detail_of_one,
+    means,
+    one_thing,
+    time_to_find,
+    to_a_time,
+)
 from .text import STOP_WORDS, stem, words
 
 _PHRASES = {
@@ -221,9 +230,9 @@ def asked(raw: Sequence[str]) -> tuple[str, ...]:
     raw = _unpoliced(raw)
     if not raw or any(w in _CLAUSE_WORDS for w in raw):
         return ()
-    if raw[0] in _HAPPENED or _time_to_find(raw):
+    if raw[0] in _HAPPENED or time_to_find(raw):
         return ("search",)  # "when can I fit it in", "when's a good time": a time to be found
-    if _detail_of_one(raw):
+    if detail_of_one(raw):
         return ("read",)  # "what's the address of the venue": one thing's detail
     if raw[0] in _QUESTION_WORDS or _put_as_an_order(raw):
         return LOOKUPS
@@ -241,52 +250,14 @@ def asked(raw: Sequence[str]) -> tuple[str, ...]:
     if action is None and to_a_time(raw) and normalize_action(raw[0]) == "update":
         action = "update"  # "move the review to friday": whatever else "move" means, not here
     if action is None and normalize_action(raw[0]) is None:
-        action = _means(later)  # "tidy my list by deleting the done items"
+        action = means(later)  # "tidy my list by deleting the done items"
     if action == "create" and "instead" in later:
         action = "update"  # "make the lunch 1pm instead": what exists changes
-    if action == "read" and _one_thing(later) and normalize_action(raw[0]) == "read":
+    if action == "read" and one_thing(later) and normalize_action(raw[0]) == "read":
         return ("read",)  # "read me the email from Sam": that one
     if action in LOOKUPS:  # "show", "find" or "check" my email: a lookup, which one the words say
         return LOOKUPS
     return () if action is None else (action,)
-
-
-def _time_to_find(raw: Sequence[str]) -> bool:
-    """A question for a time to be found: "when can I/we ...", "when is a good time"."""
-    if raw[:1] not in (["when"], ["whens"]):
-        return False
-    rest = [w for w in raw[1:] if w not in ("is", "would", "will", "be")]
-    return rest[:2] in (["can", "i"], ["can", "we"], ["could", "i"], ["could", "we"]) or rest[:1] in (["a"], ["an"])
-
-
-def _detail_of_one(raw: Sequence[str]) -> bool:
-    """A question for a detail of one known thing: "what's the address of the venue", "what is the
-    link for the 10am call"."""
-    if raw[:1] not in (["what"], ["whats"]):
-        return False
-    rest = [w for w in raw[1:] if w not in ("is", "was")]
-    if rest[:1] != ["the"]:
-        return False
-    at = next((i for i, w in enumerate(rest) if w in ("of", "for")), None)
-    return at is not None and at > 1 and rest[at + 1 : at + 2] in (["the"], ["this"], ["that"])
-
-
-def _one_thing(later: Sequence[str]) -> bool:
-    """Whether an order's object is one thing named as known ("the email", "that message")."""
-    rest = [w for w in later if w not in ("me", "us")]
-    return len(rest) > 1 and rest[0] in ("the", "that", "this") and not rest[1].endswith("s")
-
-
-def _means(later: Sequence[str]) -> str | None:
-    """The action of the means an order names ("... by deleting the old ones": delete), or None."""
-    for by, word in zip(later, later[1:]):
-        if by == "by" and word.endswith("ing") and len(word) > 5:
-            base = word[:-3]
-            for verb in (base, base + "e", base[:-1]):
-                action = _action_of(verb) or EVERYDAY_VERBS.get(verb)
-                if action is not None:
-                    return action
-    return None
 
 
 def order_words(raw: Sequence[str]) -> tuple[str, list[str]]:
