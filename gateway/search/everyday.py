@@ -1,5 +1,6 @@
 """Everyday English for what a request asks: verbs and idioms tools' own verbs never use, polite
-leads, and words that say when.
+leads, words that say when, and the shapes of questions and orders that say which lookup or change
+they ask ("when is a good time", "what's the address of the venue", "... by deleting the old ones").
 
 General usage, not any catalog's words: `verbs` reads an order's action with them, and the index
 matches them only in a catalog whose tools have example requests (described in users' words).
@@ -9,6 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from itertools import pairwise
+
+from ..actions import normalize_action
 
 # Everyday verbs and idioms of the eight actions that tools' own verbs never use ("scrap the lunch",
 # "bump the review", "shoot Sam an email"): read as what the request asks (`asked`) and, in a catalog
@@ -27,7 +30,7 @@ EVERYDAY_VERBS = {
         "delete",
     ),
     **dict.fromkeys(
-        ["book", "reserve", "arrange", "organise", "organize", "plan", "jot", "pencil", "save", "log",
+        ["book", "reserve", "arrange", "organise", "organize", "plan", "jot", "pencil", "save", "log", "remember",
          "record", "hold", "block"],
         "create",
     ),
@@ -47,6 +50,11 @@ EVERYDAY_PHRASAL = {
     ("throw", "out"): "delete",
     ("strike", "off"): "delete",
     ("get", "rid"): "delete",
+    ("send", "trash"): "delete",
+    ("send", "bin"): "delete",
+    ("move", "trash"): "delete",
+    ("move", "bin"): "delete",
+    ("get", "out"): "update",
     ("push", "back"): "update",
     ("push", "forward"): "update",
     ("bring", "forward"): "update",
@@ -108,3 +116,42 @@ def to_a_time(raw: Sequence[str]) -> bool:
     """Whether the request moves something "to" a time ("to friday", "to 3pm", "to next week"): a
     verb of many meanings ("move", "set") then asks to change when it happens."""
     return any(word == "to" and (after in _DAYS or after[:1].isdigit()) for word, after in pairwise(raw))
+
+
+def time_to_find(raw: Sequence[str]) -> bool:
+    """A question for a time to be found: "when can I/we ...", "when is a good time"."""
+    if raw[:1] not in (["when"], ["whens"]):
+        return False
+    rest = [w for w in raw[1:] if w not in ("is", "would", "will", "be")]
+    asking = rest[:1] in (["can"], ["could"]) and rest[1:2] in (["i"], ["we"])
+    return asking or rest[:1] in (["a"], ["an"])
+
+
+def detail_of_one(raw: Sequence[str]) -> bool:
+    """A question for a detail of one known thing: "what's the address of the venue", "what is the
+    link for the 10am call"."""
+    if raw[:1] not in (["what"], ["whats"]):
+        return False
+    rest = [w for w in raw[1:] if w not in ("is", "was")]
+    if rest[:1] != ["the"]:
+        return False
+    at = next((i for i, w in enumerate(rest) if w in ("of", "for")), None)
+    return at is not None and at > 1 and rest[at + 1 : at + 2] in (["the"], ["this"], ["that"])
+
+
+def one_thing(later: Sequence[str]) -> bool:
+    """Whether an order's object is one thing named as known ("the email", "that message")."""
+    rest = [w for w in later if w not in ("me", "us")]
+    return len(rest) > 1 and rest[0] in ("the", "that", "this") and not rest[1].endswith("s")
+
+
+def means(later: Sequence[str]) -> str | None:
+    """The action of the means an order names ("... by deleting the old ones": delete), or None."""
+    for by, word in pairwise(later):
+        if by == "by" and word.endswith("ing") and len(word) > 5:
+            base = word[:-3]
+            for verb in (base, base + "e", base[:-1]):
+                action = normalize_action(verb) or EVERYDAY_VERBS.get(verb)
+                if action is not None:
+                    return action
+    return None

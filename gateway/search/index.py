@@ -33,7 +33,8 @@ from .ranking import MAX_QUERY_CHARS, Ranking, blend_boosts
 from .semantic import Vectors, dense_layer, embedder, embedding_text, param_names, semantic_available
 from .text import stem
 from .typos import Corrector
-from .verbs import analyse, everyday
+from .unsaid import everyday, proper_names
+from .verbs import analyse
 
 _log = logging.getLogger(__name__)
 
@@ -42,8 +43,7 @@ MAX_QUERY_TERMS = 32
 CACHE_MIN_TOOLS = 2_000
 """`SearchIndex.load_or_build` builds smaller catalogs directly: that takes well under 0.2 s."""
 
-_SYNONYM_WEIGHT = 0.6
-_TYPO_WEIGHT = 0.7
+_SYNONYM_WEIGHT, _TYPO_WEIGHT = 0.6, 0.7  # a verb's action concept; a corrected misspelling
 _NUMPY_MIN_POSTINGS = 500  # measured crossover: below it numpy's per-call overhead costs more than it saves
 
 __all__ = ["CACHE_MIN_TOOLS", "MAX_QUERY_TERMS", "SearchIndex", "numpy_available", "rank_names"]
@@ -208,11 +208,12 @@ class SearchIndex(Ranking):
     def query_terms(self, query: str) -> dict[str, float]:
         """The weighted index terms a query looks for: its words, typo corrections and action concepts."""
         counted, actions = (everyday if self._agreeing else analyse)(query[:MAX_QUERY_CHARS])[:2]
+        names = proper_names(query[:MAX_QUERY_CHARS]) if self._agreeing else frozenset()
         terms: dict[str, float] = {}
         # Each distinct word once (a long request repeats its words), counted by its occurrences.
         for word, stemmed, count in counted:
             token, weight = stemmed, 1.0
-            if token not in self._terms and 4 <= len(token) <= 24 and token.isalpha():
+            if token not in self._terms and 4 <= len(token) <= 24 and token.isalpha() and word not in names:
                 # The stem of a misspelt word can be further from the right stem than the word itself.
                 corrected = self._typos.correct(token) or self._typos.correct(word)
                 if corrected is not None:

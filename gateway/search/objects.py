@@ -10,7 +10,7 @@ and a request whose marked words all point to one category raises that category'
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from itertools import pairwise
 
 from ..actions import ACTIONS, normalize_action
@@ -63,8 +63,41 @@ def asked_category(stems: Sequence[str], markers: dict[str, str]) -> str | None:
     return found.pop() if len(found) == 1 else None
 
 
+MAKING = ("create", "send")
+"""The actions that make something new: "send Sam a note" sends a new one, not one that exists."""
+_NEW = frozenset(["a", "an", "another"])
+_RECIPIENTS = frozenset(["me", "him", "her", "them", "us", "everyone", "someone"])
+
+
+def acts_on_existing(d: ToolDefinition) -> bool:
+    """Whether a tool needs an existing item: it requires one's id ("message_id", "draft_id")."""
+    required = d.json_schema.get("required") or []
+    return any(p == "id" or p.endswith(("_id", "_ids")) for p in required)
+
+
+def agreeing(
+    raw: Sequence[str], asked: Collection[str], objects: Sequence[frozenset[str]], actions: Sequence[str]
+) -> list[bool]:
+    """Per tool (its `tool_objects` and action), whether the action agreement holds for a request: an
+    order to make or send something new ("send Sam a note") does not agree with a tool that acts on
+    an existing one (a reply, sending a saved draft)."""
+    if not any(a in asked for a in MAKING) or not new_thing(raw):
+        return [True] * len(actions)
+    return [not (_EXISTING in o and a in MAKING) for o, a in zip(objects, actions, strict=True)]
+
+
+def new_thing(raw: Sequence[str]) -> bool:
+    """Whether an order's object is a new thing: an indefinite article right after its verb, or
+    after who gets it ("send Sam a note", "shoot an email to the team", "drop me a line")."""
+    _, rest = order_words(raw)
+    if rest and (rest[0] in _RECIPIENTS or rest[0] not in STOP_WORDS):
+        rest = rest[1:]
+    return bool(rest) and rest[0] in _NEW
+
+
 _ONE = "#one"  # a tool that reads one item (its name ends in a singular: "read_message", "get_event")
 _MANY = "#many"
+_EXISTING = "#existing"  # a tool that needs an existing item's id
 _INSIDE = "#in"  # a request about what is on or in the thing it names
 _CONTAINING = frozenset(["on", "in"])
 _NAMED = "="  # marks the last word of a tool's name, what it acts on ("list_tasks": task)  # a request about several ("show emails from Sam")
@@ -75,16 +108,23 @@ def tool_objects(d: ToolDefinition) -> frozenset[str]:
     one = d.action == "read" and not d.name.endswith("s")
     last = _NAMED + stem(d.name.rsplit("_", 1)[-1].lower())
     words = tokenize(" ".join([d.name.replace("_", " "), d.summary]))
-    return frozenset([*words, last, *([_ONE] if one else [])])
+    return frozenset([*words, last, *([_ONE] if one else []), *([_EXISTING] if acts_on_existing(d) else [])])
 
 
 def names_object(named: frozenset[str], objects: frozenset[str]) -> int:
     """How closely a tool's own words (`tool_objects`) name what a request is about
     (`request_object`): 2 when its name ends with it ("list_tasks" for "what tasks"), 1 when its name
     or summary says it, 0 otherwise; a request about several things is not about a tool that reads one."""
-    if not named & objects or (_MANY in named and _ONE in objects):
+    if not named & objects or (_MANY in named and _ONE in objects) or _longer(named, objects):
         return 0
     return 2 if _INSIDE not in named and any(_NAMED + word in objects for word in named) else 1
+
+
+def _longer(named: frozenset[str], objects: frozenset[str]) -> bool:
+    """Whether a tool's name ends with a longer word that only begins with what the request is about
+    ("list_tasklists" for "what tasks"): it acts on another thing."""
+    ends = [o[len(_NAMED) :] for o in objects if o.startswith(_NAMED)]
+    return any(end != word and end.startswith(word) and end not in named for end in ends for word in named)
 
 
 def request_object(raw: Sequence[str]) -> tuple[str, ...]:

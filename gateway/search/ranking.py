@@ -13,9 +13,10 @@ from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
 from ..definition import ToolDefinition
-from .objects import asked_category, category_markers, names_object, request_object, tool_objects
+from .objects import agreeing, asked_category, category_markers, names_object, request_object, tool_objects
 from .semantic import Vectors
 from .text import words
+from .unsaid import meant
 from .verbs import LOOKUPS, analyse, example_verbs, phrasal
 
 ACTION_AGREEMENT = 0.5
@@ -98,8 +99,8 @@ class Ranking:
             scores = {i: s * weights[i] for i, s in scores.items()}
         agree = self._agreement(query)
         if agree:
-            action = self._action
-            scores = {i: s * agree.get(action[i], 1.0) for i, s in scores.items()}
+            action, kept = self._action, self._not_new(query, agree)
+            scores = {i: s * (agree.get(action[i], 1.0) if kept[i] else 1.0) for i, s in scores.items()}
         about = self._object(query)
         if about is not None:
             category = self._category
@@ -145,7 +146,7 @@ class Ranking:
         if terms:
             lexical = self._lexical(terms)
             if self._vectors is not None:
-                ids, scores, tier = self._vectors.blend(query[:MAX_QUERY_CHARS], lexical, mask, depth)
+                ids, scores, tier = self._vectors.blend(self._meant(query), lexical, mask, depth)
                 matched = lexical[ids] > 0
             else:
                 # Scores are positive: a boolean mask finds them several times faster than a float array.
@@ -199,6 +200,10 @@ class Ranking:
             asked = LOOKUPS  # no verb, things named: "invoices from march"
         return dict.fromkeys((*asked, learned) if learned else asked, 1.0 + ACTION_AGREEMENT)
 
+    def _not_new(self, query: str, agree: dict[str, float]) -> list[bool]:
+        """Per tool, whether the action agreement holds ("send Sam a note" is no reply: `objects.agreeing`)."""
+        return agreeing(phrasal(words(query[:MAX_QUERY_CHARS])), agree, self._objects, self._action)
+
     def _object(self, query: str) -> str | None:
         """The category the request's nouns point to, when the catalog has markers (`objects`)."""
         if not self._markers:
@@ -215,6 +220,8 @@ class Ranking:
                 if name in codes:
                     factors[codes[name]] = factor
             scores = scores * factors[actions[ids]]
+            kept = self._np.asarray(self._not_new(query, agree))
+            scores = self._np.where(kept[ids], scores, scores / factors[actions[ids]])
         about = self._object(query)
         if about is not None:
             in_category = self._np.asarray([c == about for c in self._category])
@@ -224,6 +231,12 @@ class Ranking:
             says = self._np.asarray([names_object(named, o) for o in self._objects])
             scores = scores * (1.0 + NAMED_OBJECT) ** says[ids]
         return scores
+
+    def _meant(self, query: str) -> str:
+        """The text the semantic layers compare: where tools are described in users' words, without
+        the words that do not name what the request wants (`unsaid`: "drop Mark a line")."""
+        query = query[:MAX_QUERY_CHARS]
+        return meant(query) if self._agreeing else query
 
     def _named(self, query: str) -> frozenset[str]:
         """The request's object words (`objects.request_object`), where the catalog agrees at all."""

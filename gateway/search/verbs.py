@@ -14,7 +14,16 @@ from functools import lru_cache
 
 from ..actions import normalize_action
 from ..definition import ToolDefinition
-from .everyday import EVERYDAY_PHRASAL, EVERYDAY_VERBS, POLITE, to_a_time
+from .everyday import (
+    EVERYDAY_PHRASAL,
+    EVERYDAY_VERBS,
+    POLITE,
+    detail_of_one,
+    means,
+    one_thing,
+    time_to_find,
+    to_a_time,
+)
 from .text import STOP_WORDS, stem, words
 
 _PHRASES = {
@@ -221,10 +230,10 @@ def asked(raw: Sequence[str]) -> tuple[str, ...]:
     raw = _unpoliced(raw)
     if not raw or any(w in _CLAUSE_WORDS for w in raw):
         return ()
-    if raw[0] in _HAPPENED or (
-        raw[:1] == ["when"] and raw[1:2] in (["can"], ["could"]) and raw[2:3] in (["i"], ["we"])
-    ):
-        return ("search",)  # "when can I fit it in": a time to be found
+    if raw[0] in _HAPPENED or time_to_find(raw):
+        return ("search",)  # "when can I fit it in", "when's a good time": a time to be found
+    if detail_of_one(raw):
+        return ("read",)  # "what's the address of the venue": one thing's detail
     if raw[0] in _QUESTION_WORDS or _put_as_an_order(raw):
         return LOOKUPS
     later = raw[1:]
@@ -240,6 +249,12 @@ def asked(raw: Sequence[str]) -> tuple[str, ...]:
         action = "read"
     if action is None and to_a_time(raw) and normalize_action(raw[0]) == "update":
         action = "update"  # "move the review to friday": whatever else "move" means, not here
+    if action is None and normalize_action(raw[0]) is None:
+        action = means(later)  # "tidy my list by deleting the done items"
+    if action == "create" and "instead" in later:
+        action = "update"  # "make the lunch 1pm instead": what exists changes
+    if action == "read" and one_thing(later) and normalize_action(raw[0]) == "read":
+        return ("read",)  # "read me the email from Sam": that one
     if action in LOOKUPS:  # "show", "find" or "check" my email: a lookup, which one the words say
         return LOOKUPS
     return () if action is None else (action,)
@@ -256,19 +271,6 @@ def order_words(raw: Sequence[str]) -> tuple[str, list[str]]:
     if normalize_action(raw[0]) is None and raw[0] not in EVERYDAY_VERBS and not _idiom(raw):
         return "", raw  # no verb: "emails from Tom last week"
     return (raw[0] if raw[0] in _THINGS else ""), raw[1:]
-
-
-def everyday(request: str) -> tuple[tuple[tuple[str, str, int], ...], tuple[str, ...]]:
-    """`analyse`'s words and actions as read where tools are described in users' words: the actions
-    with what the request asks as a whole (`asked`, not a question's lookup) and its `order_verb`,
-    and without the verbs of a question whether something happened (`happened_verbs`)."""
-    counted, actions, whole, _, first = analyse(request)
-    said = (first, *whole) if whole != LOOKUPS else (first,)
-    past = happened_verbs(request)
-    return (
-        tuple(c for c in counted if c[0] not in past),
-        actions + tuple(a for a in dict.fromkeys(said) if a and a not in actions),
-    )
 
 
 def everyday_action(word: str) -> str | None:

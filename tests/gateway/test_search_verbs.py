@@ -73,9 +73,11 @@ def _first(index: SearchIndex, query: str) -> str:
         ("when is the board meeting", ("list", "search", "read")),
         ("mark these emails as read", ("update",)),  # "read" is the state it is set to, not the order
         ("list the comments and delete one", ()),  # two asks: neither is the request's
-        ("get these emails out of my inbox", ()),  # the particle changes the verb
+        ("show the visitors out", ()),  # the particle changes the verb
+        ("get the receipts out of my inbox", ("update",)),  # out of a place: moved, not fetched
         ("email bob the slides", ("send",)),  # as often a noun, but an order opens with its verb
-        ("move the spam to the bin", ()),  # "move" means too many things
+        ("move the spam to the archive folder", ()),  # "move" means too many things
+        ("move the spam to the bin", ("delete",)),  # ... but to the bin, it deletes
         ("ditch the old invoices", ("delete",)),  # everyday verbs the vocabulary does not hold
         ("postpone the board review", ("update",)),
         ("book a table for four", ("create",)),
@@ -90,6 +92,14 @@ def _first(index: SearchIndex, query: str) -> str:
         ("could you postpone the board review", ("update",)),
         ("show the invoices from march", ("list", "search", "read")),  # a lookup: which one, the words say
         ("tell me when the plumber is coming", ("list", "search", "read")),  # a question put as an order
+        ("when is a good moment to ring the bank", ("search",)),  # a time to be found, not a known one
+        ("what's the address for the offsite", ("read",)),  # a detail of one known thing
+        ("read me the invoice from the builder", ("read",)),  # that one, not a lookup of many
+        ("read me the invoices from the builder", ("list", "search", "read")),
+        ("make the dentist 4pm instead", ("update",)),  # "instead": what exists changes
+        ("clean my folder by deleting the old drafts", ("delete",)),  # an unknown verb; its means says
+        ("remember to water the ferns", ("create",)),  # a thing to do later
+        ("send the promo to the bin", ("delete",)),  # to the bin deletes, whatever the verb
     ],
 )
 def test_a_request_asks_for_its_first_verbs_action_or_a_questions_lookup(

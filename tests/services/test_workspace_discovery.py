@@ -56,7 +56,6 @@ EVERYDAY = {
 
 MISSES = {
     "show emails from my boss this week": {"lexical"},  # "show": a list tool (labels)
-    "get these emails out of my inbox": {"lexical"},  # "get": a lookup
 }
 """Requests whose tool does not come first yet, with the layers it misses on."""
 

@@ -22,7 +22,7 @@ from .mcp_server_support import http_client, http_server, redis_server, stdio_se
 from .replay import Replay, anthropic_turn
 from .vendors import ANTHROPIC, call, converse
 
-WORDS = "remember the gazebo errand"  # words no tool's text uses
+WORDS = "the gazebo errand, sorted"  # words no tool's text uses, and no verb of any vocabulary
 ANYONE = Principal()
 
 

@@ -1,0 +1,103 @@
+"""Words a request says that do not name what it wants, where tools are described in users' words:
+who gets a message, a verb it refuses, what a question says happened, what to do later."""
+
+from __future__ import annotations
+
+import pytest
+
+from gateway.search import SearchIndex, semantic_available
+from gateway.search.objects import agreeing, names_object, request_object, tool_objects
+from gateway.search.text import words
+from gateway.search.unsaid import everyday, meant, unsaid
+from gateway.search.verbs import phrasal
+from services.workspace import CATALOG
+
+MODES = [
+    pytest.param(False, id="lexical"),
+    pytest.param(
+        True,
+        id="hybrid",
+        marks=pytest.mark.skipif(not semantic_available(), reason="the 'search' extra is not installed"),
+    ),
+]
+
+
+@pytest.fixture(scope="module", params=MODES)
+def index(request: pytest.FixtureRequest) -> SearchIndex:
+    return SearchIndex(CATALOG, semantic=request.param)
+
+
+def _first(index: SearchIndex, query: str) -> str:
+    return index.search(query, limit=1)[0][0].name
+
+
+def test_a_name_after_the_verb_is_who_gets_it_not_what_to_do() -> None:
+    dropped, _, _, text = unsaid("ping Mark a note about the rota")
+    assert dropped == {"mark"}
+    assert text == "ping a note about the rota"
+    assert unsaid("ping mark a note")[0] == frozenset()  # not written as a name: no reading
+
+
+def test_a_refused_verb_is_neither_matched_nor_asked() -> None:
+    counted, actions = everyday("take the receipts out of my inbox but do not delete them")
+    assert "delete" not in {word for word, _, _ in counted}
+    assert "delete" not in actions
+
+
+def test_the_verb_of_a_question_whether_something_happened_is_not_matched() -> None:
+    assert unsaid("did the council reply about the permit")[0] == {"reply"}
+    assert unsaid("has the school answered")[0] == {"answered"}
+    assert unsaid("reply to the council")[0] == frozenset()
+
+
+def test_the_verb_after_remember_to_is_what_to_do_later() -> None:
+    assert unsaid("remember to water the ferns")[0] == {"water"}
+    assert unsaid("remind me to call the vet")[0] == {"call"}
+
+
+def test_an_opening_idiom_also_matches_as_its_action() -> None:
+    counted, _ = everyday("call off the picnic on sunday")
+    assert ("delete", "delet", 1) in counted
+    assert meant("call off the picnic on sunday") == "call off the picnic on sunday"
+
+
+def test_a_name_is_never_corrected_as_a_misspelling() -> None:
+    index = SearchIndex(CATALOG, semantic=False)
+    assert "list" in index.query_terms("meet with lisa on friday")  # a lowercase word may be a typo
+    assert "list" not in index.query_terms("meet with Lisa on friday")
+
+
+def test_a_tool_named_after_a_longer_word_is_about_another_thing() -> None:
+    tasklists = next(d for d in CATALOG if d.name == "tasks_list_tasklists")
+    tasks = next(d for d in CATALOG if d.name == "tasks_list_tasks")
+    about = frozenset(request_object(phrasal(words("which tasks are overdue"))))
+    assert names_object(about, tool_objects(tasklists)) == 0
+    assert names_object(about, tool_objects(tasks)) == 2
+
+
+def test_an_order_for_something_new_does_not_agree_with_a_tool_that_needs_an_existing_one() -> None:
+    objects, actions = [tool_objects(d) for d in CATALOG], [d.action for d in CATALOG]
+
+    def agreed(request: str) -> dict[str, bool]:
+        kept = agreeing(phrasal(words(request)), {"send": 1.5}, objects, actions)
+        return {d.name: k for d, k in zip(CATALOG, kept, strict=True)}
+
+    new = agreed("shoot Kim a message about lunch")
+    assert not new["gmail_reply"] and not new["gmail_send_draft"] and new["gmail_send_message"]
+    assert all(agreed("shoot Kim the message about lunch").values())  # the one that exists may be a draft
+
+
+@pytest.mark.parametrize(
+    ("request_text", "tool"),
+    [
+        ("ping Mark a note about the rota", "gmail_send_message"),  # a new note to Mark: nothing marked
+        ("take the receipts out of my inbox but do not delete them", "gmail_archive"),
+        ("did the council reply about the permit", "gmail_search_messages"),  # no reply to send
+        ("send the promo to the bin", "gmail_trash_message"),
+        ("make the dentist 4pm instead", "calendar_update_event"),
+        ("what's the address for the offsite", "calendar_get_event"),
+        ("show the tasks in my garden list", "tasks_list_tasks"),
+    ],
+)
+def test_an_everyday_request_finds_its_tool_first(index: SearchIndex, request_text: str, tool: str) -> None:
+    assert _first(index, request_text) == tool
