@@ -21,16 +21,16 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-EVIDENCE = 10.0
-"""A tool with n past requests counts n / (n + EVIDENCE) of its closeness: one past request a
-tenth, ten half."""
+EVIDENCE = 7.0
+"""A tool with n past requests counts n / (n + EVIDENCE) of its closeness: one past request an
+eighth, seven half."""
 WORDS = 2.0
 """How much the share of the request's words a pool holds weighs (before the evidence scale)."""
 MEANING = 0.5
 """How much the closeness in meaning to a pool's mean weighs (before the evidence scale)."""
 SIMILARITY_FLOOR = 0.3
 """Below this cosine a request and a pool are unrelated."""
-_K1, _B = 1.2, 0.3  # BM25: saturation of a word's count, and how little a long pool is penalised
+_K1, _B = 1.2, 0.5  # BM25: saturation of a word's count, and how much a long pool is penalised
 
 
 class _Pool:
