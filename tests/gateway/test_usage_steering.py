@@ -211,8 +211,19 @@ def test_a_word_many_past_requests_of_a_tool_share_votes_fully_for_it_and_one_pa
 
     # Each past request is long and shares one word with the request, so none of them alone is close;
     # together they say what the tool is asked for (the pooled evidence), and one of them says little.
-    things = (
-        "letter lease receipt notice invoice papers contract reminder email bill agreement deposit".split()
-    )
+    things = [
+        "letter",
+        "lease",
+        "receipt",
+        "notice",
+        "invoice",
+        "papers",
+        "contract",
+        "reminder",
+        "email",
+        "bill",
+        "agreement",
+        "deposit",
+    ]
     assert vote(*(f"file away the {thing} from the landlord" for thing in things)) == 1.0
     assert vote("file away the letter from the landlord") <= 0.5
