@@ -30,6 +30,9 @@ MEANING = 0.5
 """How much the closeness in meaning to a pool's mean weighs (before the evidence scale)."""
 SIMILARITY_FLOOR = 0.3
 """Below this cosine a request and a pool are unrelated."""
+CANDIDATES = 256
+"""The most tools scored for one request by their words, and by their meaning: bounds a search's cost
+whatever the number of tools with evidence."""
 _K1, _B = 1.2, 0.5  # BM25: saturation of a word's count, and how much a long pool is penalised
 
 
@@ -96,16 +99,17 @@ class PooledEvidence:
         for tool, pool in self._whole.items():
             for word in pool.counts:
                 self._postings.setdefault(word, []).append(tool)
+        for pool in (*self._whole.values(), *self._other.values()):
+            if pool.mean is not None:
+                norm = float((pool.mean * pool.mean).sum()) ** 0.5
+                pool.mean = pool.mean / norm if norm else pool.mean
         # The pools' means as rows, so a request's cosines with all of them are one product.
         self._names = list(self._whole)
+        self._np: Any = None
         self._means: Any = None
         if vectors is not None and self._names:
-            zero = vectors[0] * 0.0
-            rows = [self._whole[t].mean for t in self._names]
-            rows += [self._other[t].mean if t in self._other else zero for t in self._names]
-            means = importlib.import_module("numpy").stack(rows)  # the semantic layer's numpy
-            norms = (means * means).sum(axis=1, keepdims=True) ** 0.5
-            self._means = means / (norms + (norms == 0))
+            self._np = importlib.import_module("numpy")  # the semantic layer's numpy
+            self._means = self._np.stack([self._whole[t].mean for t in self._names])
 
     def __len__(self) -> int:
         return len(self._whole)
@@ -118,15 +122,31 @@ class PooledEvidence:
         average = self._average or 1.0
         meaning: dict[str, float] = {}
         if vector is not None and self._means is not None:
-            cosines = (self._means @ vector).tolist()
-            n = len(self._names)
-            for k, tool in enumerate(self._names):
-                at = k + n if asked and self._actions[tool] not in asked else k
-                if cosines[at] > SIMILARITY_FLOOR:
-                    meaning[tool] = (cosines[at] - SIMILARITY_FLOOR) / (1.0 - SIMILARITY_FLOOR)
+            np, names = self._np, self._names
+            cosines = self._means @ vector
+            if len(names) > CANDIDATES:  # the pools closest in meaning: the others' votes are weak
+                best = np.argpartition(-cosines, CANDIDATES)[:CANDIDATES]
+            else:
+                best = range(len(names))
+            for k in best:
+                tool = names[k]
+                cosine = float(cosines[k])
+                if asked and self._actions[tool] not in asked:
+                    other = self._other.get(tool)
+                    cosine = (
+                        float(other.mean @ vector) if other is not None and other.mean is not None else 0.0
+                    )
+                if cosine > SIMILARITY_FLOOR:
+                    meaning[tool] = (cosine - SIMILARITY_FLOOR) / (1.0 - SIMILARITY_FLOOR)
+        # The tools whose pool holds the request's rarest words, up to `CANDIDATES` (a word many
+        # pools hold weighs little in any of them).
         candidates = set(meaning)
-        for word in words:
-            candidates.update(self._postings.get(word, ()))
+        by_words: set[str] = set()
+        for word in sorted(words, key=lambda w: -rarity.get(w, unknown)):
+            if len(by_words) >= CANDIDATES:
+                break
+            by_words.update(self._postings.get(word, ()))
+        candidates |= by_words
         out: dict[str, float] = {}
         for tool in candidates:
             pool = self._whole[tool]
