@@ -143,9 +143,10 @@ class PooledEvidence:
         candidates = set(meaning)
         by_words: set[str] = set()
         for word in sorted(words, key=lambda w: -rarity.get(w, unknown)):
-            if len(by_words) >= CANDIDATES:
+            more = by_words.union(self._postings.get(word, ()))
+            if len(more) > CANDIDATES:
                 break
-            by_words.update(self._postings.get(word, ()))
+            by_words = more
         candidates |= by_words
         out: dict[str, float] = {}
         for tool in candidates:
