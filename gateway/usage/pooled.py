@@ -143,7 +143,10 @@ class PooledEvidence:
         candidates = set(meaning)
         by_words: set[str] = set()
         for word in sorted(words, key=lambda w: -rarity.get(w, unknown)):
-            more = by_words.union(self._postings.get(word, ()))
+            held = self._postings.get(word, ())
+            if len(held) > CANDIDATES:  # no need to build the union to know it is too large
+                break
+            more = by_words.union(held)
             if len(more) > CANDIDATES:
                 break
             by_words = more
