@@ -111,12 +111,80 @@ class PooledEvidence:
             self._np = importlib.import_module("numpy")  # the semantic layer's numpy
             self._means = self._np.stack([self._whole[t].mean for t in self._names])
 
+        self._arrays: Any = None
+        if self._np is not None:
+            self._arrays = self._build_arrays()
+
+    def _build_arrays(self) -> Any:
+        """Per word, the positions of the pools holding it and its counts there (whole, other); and
+        per pool its length norm, evidence (whole, other), action and the other pools' means."""
+        np, names = self._np, self._names
+        at = {tool: k for k, tool in enumerate(names)}
+        postings = {}
+        for word, tools in self._postings.items():
+            idx = np.fromiter((at[t] for t in tools), dtype=np.intp, count=len(tools))
+            whole = np.array([self._whole[t].counts[word] for t in tools])
+            other = np.array(
+                [self._other[t].counts.get(word, 0.0) if t in self._other else 0.0 for t in tools]
+            )
+            postings[word] = (idx, whole, other)
+        average = self._average or 1.0
+        norm = np.array([_K1 * (1 - _B + _B * self._whole[t].length / average) for t in names])
+        evidence = np.array([self._whole[t].evidence for t in names])
+        other_evidence = np.array([self._other[t].evidence if t in self._other else 0.0 for t in names])
+        zero = self._means[0] * 0.0
+        other_means = np.stack(
+            [
+                self._other[t].mean if t in self._other and self._other[t].mean is not None else zero
+                for t in names
+            ]
+        )
+        code_of = {a: k for k, a in enumerate(sorted(set(self._actions.values())))}
+        self._codes = (np.array([code_of[self._actions[t]] for t in names]), code_of)
+        return postings, norm, evidence, other_evidence, other_means
+
+    def _votes_arrays(self, words: frozenset[str], asked: frozenset[str], vector: Any) -> dict[str, float]:
+        np, names = self._np, self._names
+        postings, norm, evidence, other_evidence, other_means = self._arrays
+        rarity, unknown = self._rarity, self._unknown
+        whole = sum(rarity.get(w, unknown) for w in words)
+        n = len(names)
+        words_whole, words_other = np.zeros(n), np.zeros(n)
+        for word in words:
+            held = postings.get(word)
+            if held is None:
+                continue
+            idx, cw, co = held
+            words_whole[idx] += rarity[word] * cw / (cw + norm[idx])
+            words_other[idx] += rarity[word] * co / (co + norm[idx])
+        if whole:
+            words_whole /= whole
+            words_other /= whole
+        codes, code_of = self._codes
+        other = np.zeros(n, dtype=bool)
+        if asked:
+            other = ~np.isin(codes, [code_of[a] for a in asked if a in code_of])
+        score = np.where(other, words_other, words_whole) * WORDS
+        ev = np.where(other, other_evidence, evidence)
+        if vector is not None:
+            cosines = self._means @ vector
+            if other.any():
+                cosines = np.where(other, other_means @ vector, cosines)
+            score = score + MEANING * np.maximum(cosines - SIMILARITY_FLOOR, 0.0) / (1.0 - SIMILARITY_FLOOR)
+        votes = np.minimum(ev / (ev + EVIDENCE) * score, 1.0)
+        found = np.flatnonzero(votes > 0.0)
+        if len(found) > 2 * CANDIDATES:  # the strongest: a page holds no more voted tools
+            found = found[np.argpartition(-votes[found], 2 * CANDIDATES)[: 2 * CANDIDATES]]
+        return {names[k]: float(votes[k]) for k in found.tolist()}
+
     def __len__(self) -> int:
         return len(self._whole)
 
     def votes(self, words: frozenset[str], asked: frozenset[str], vector: Any = None) -> dict[str, float]:
         """Tool name -> vote in (0, 1] for a request of `words` that asked `asked` (its embedding,
         normalised, for the meaning)."""
+        if self._arrays is not None:
+            return self._votes_arrays(words, asked, vector)
         rarity, unknown = self._rarity, self._unknown
         whole = sum(rarity.get(w, unknown) for w in words)
         average = self._average or 1.0
