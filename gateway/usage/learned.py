@@ -22,6 +22,7 @@ from ..definition import NoParams, ToolDefinition
 from ..search import SearchIndex, tokenize
 from ..search.semantic import embedder
 from ..search.verbs import analyse
+from .pooled import PooledEvidence
 from .store import IMPORT_PRINCIPAL, Evidence
 
 NEIGHBOURS = 30
@@ -120,6 +121,16 @@ class LearnedIndex:
             self._rarity = {w: math.log(1 + n / (f + 1)) for w, f in frequency.items()}
         rarity = self._rarity
         self._mass = [sum(rarity[w] for w in words) for words in self._words]  # each past query's
+        # What counts for everyone, pooled by tool: many past requests of a tool in these words vote
+        # for it though none of them alone is close (`PooledEvidence`).
+        self._pooled = PooledEvidence(
+            [
+                (self._words[i], self._actions[i], [(t, public) for t, public, _ in tools_of])
+                for i, tools_of in enumerate(self._owners)
+            ],
+            {name: d.action for name, d in self._tools.items()},
+            self._vectors,
+        )
 
     def __len__(self) -> int:
         return len(self.tools)
@@ -143,11 +154,16 @@ class LearnedIndex:
             for i in self._index.positions(query, limit=2 * NEIGHBOURS)
             if self._public[i] or any(principal in own for _, _, own in self._owners[i])
         ][:NEIGHBOURS]
-        if not neighbours:  # no past request shares a word with this one
-            return {}
         asked = frozenset(analyse(query)[1])
-        votes: dict[str, float] = {}
-        get, owners, known = votes.get, self._owners, self._tools
+        # The pools' vote, where it is stronger than the nearest past requests' (it is for a tool
+        # asked for often in these words; one or two close past requests vote as before).
+        votes = (
+            self._pooled.votes(frozenset(tokenize(query)), asked, self._query_vector(query))
+            if len(self._pooled)
+            else {}
+        )
+        nearest: dict[str, float] = {}
+        get, owners, known = nearest.get, self._owners, self._tools
         for i, close in zip(neighbours, self._closeness(query, neighbours), strict=True):
             if close <= 0.0:
                 continue
@@ -159,7 +175,9 @@ class LearnedIndex:
                     continue
                 weight = max(public, own.get(principal, 0.0)) if principal is not None else public
                 if weight > 0.0:
-                    votes[tool] = get(tool, 0.0) + min(ONE_REQUEST, close * weight)
+                    nearest[tool] = get(tool, 0.0) + min(ONE_REQUEST, close * weight)
+        for tool, vote in nearest.items():
+            votes[tool] = max(votes.get(tool, 0.0), min(1.0, vote))
         if categories or actions:
             votes = {
                 tool: vote
@@ -168,6 +186,14 @@ class LearnedIndex:
                 and (not actions or known[tool].action in actions)
             }
         return {tool: min(1.0, vote) for tool, vote in votes.items() if vote > 0.0}
+
+    def _query_vector(self, query: str) -> Any:
+        """The request's embedding, normalised (None without the semantic layer)."""
+        if self._embedder is None:
+            return None
+        vector = self._embedder.encode_query(query)
+        norm = float((vector * vector).sum()) ** 0.5
+        return vector / norm if norm else vector
 
     def _closeness(self, query: str, neighbours: list[int]) -> list[float]:
         """How close each neighbour (a past query's number) is to `query`, in [0, 1]: by their words

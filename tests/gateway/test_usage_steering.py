@@ -200,3 +200,30 @@ def test_one_past_request_never_puts_a_tool_first_in_place_of_a_destructive_firs
         "disk space old logs old files",
     )
     assert first_tools(*many)[0] == "files_recent"
+
+
+def test_a_word_many_past_requests_of_a_tool_share_votes_fully_for_it_and_one_past_request_does_not() -> None:
+    def vote(*past: str) -> float:
+        usage = Usage(SqliteUsageStore(), check_seconds=0.0, semantic=False)
+        usage.import_lines(json.dumps({"query": q, "tools": ["notes_archive"]}) for q in past)
+        gw = Gateway(Catalog([*ALL_TOOLS, *VISIBLE]), usage=usage, search_cache_dir=False)
+        return usage.votes(gw.visible(ANA), "landlord").get("notes_archive", 0.0)
+
+    # Each past request is long and shares one word with the request, so none of them alone is close;
+    # together they say what the tool is asked for (the pooled evidence), and one of them says little.
+    things = [
+        "letter",
+        "lease",
+        "receipt",
+        "notice",
+        "invoice",
+        "papers",
+        "contract",
+        "reminder",
+        "email",
+        "bill",
+        "agreement",
+        "deposit",
+    ]
+    assert vote(*(f"file away the {thing} from the landlord" for thing in things)) == 1.0
+    assert vote("file away the letter from the landlord") <= 0.5

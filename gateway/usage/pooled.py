@@ -1,0 +1,246 @@
+"""Each tool's past requests pooled into one document: what its requesters asked, in their words and
+their meaning.
+
+A past request alone is thin evidence (a few words); a tool's past requests together say what the
+tool is asked for in the words its users use. A request is scored against each tool's pool by BM25
+over the pooled words (each past request's words once, weighted by how much the pair counts for
+everyone) and by the cosine of its embedding with the pool's mean embedding (the semantic layer).
+Both are absolute, in [0, 1]: the share of the request's rare words the pool holds, and the cosine
+above `SIMILARITY_FLOOR` rescaled. The sum is scaled by the amount of evidence, n / (n + `EVIDENCE`)
+for n past requests, so a tool asked for once (a near-twin's single request) moves little and a tool
+asked for often in these words moves much.
+
+A tool whose action a request does not ask ("delete ...", the request "create ...") is scored against
+the pool of its past requests that did not ask that action either, kept beside the whole pool.
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+EVIDENCE = 7.0
+"""A tool with n past requests counts n / (n + EVIDENCE) of its closeness: one past request an
+eighth, seven half."""
+WORDS = 2.0
+"""How much the share of the request's words a pool holds weighs (before the evidence scale)."""
+MEANING = 0.5
+"""How much the closeness in meaning to a pool's mean weighs (before the evidence scale)."""
+SIMILARITY_FLOOR = 0.3
+"""Below this cosine a request and a pool are unrelated."""
+CANDIDATES = 256
+"""The most tools scored for one request by their words, and by their meaning: bounds a search's cost
+whatever the number of tools with evidence."""
+_K1, _B = 1.2, 0.5  # BM25: saturation of a word's count, and how much a long pool is penalised
+
+
+class _Pool:
+    """The pooled words, their total, the evidence and the mean embedding of some past requests."""
+
+    __slots__ = ("counts", "evidence", "length", "mean")
+
+    def __init__(self) -> None:
+        self.counts: dict[str, float] = {}
+        self.evidence = 0.0
+        self.length = 0.0
+        self.mean: Any = None
+
+    def add(self, words: frozenset[str], weight: float, vector: Any) -> None:
+        counts = self.counts
+        for word in words:
+            counts[word] = counts.get(word, 0.0) + weight
+        self.evidence += weight
+        self.length += weight * len(words)
+        if vector is not None:
+            self.mean = weight * vector if self.mean is None else self.mean + weight * vector
+
+
+class PooledEvidence:
+    """The pools of `tools`' past requests.
+
+    Args:
+        requests: each past request's words, the actions it asked, and (tool, weight for everyone) for
+            each tool it is credited to; pairs that count for no one else are left out by the caller.
+        actions: each tool's action.
+        vectors: the past requests' embeddings (rows in `requests`' order), or None without meaning.
+    """
+
+    def __init__(
+        self,
+        requests: Sequence[tuple[frozenset[str], frozenset[str], Sequence[tuple[str, float]]]],
+        actions: Mapping[str, str],
+        vectors: Any = None,
+    ) -> None:
+        self._whole: dict[str, _Pool] = {}
+        self._other: dict[str, _Pool] = {}  # without the past requests that asked the tool's action
+        if vectors is not None:
+            norms = (vectors * vectors).sum(axis=1, keepdims=True) ** 0.5
+            vectors = vectors / (norms + (norms == 0))
+        for i, (words, asked, tools) in enumerate(requests):
+            vector = None if vectors is None else vectors[i]
+            for tool, weight in tools:
+                if weight <= 0.0:
+                    continue
+                self._whole.setdefault(tool, _Pool()).add(words, weight, vector)
+                if actions[tool] not in asked:
+                    self._other.setdefault(tool, _Pool()).add(words, weight, vector)
+        self._actions = {tool: actions[tool] for tool in self._whole}
+        frequency: dict[str, int] = {}
+        for pool in self._whole.values():
+            for word in pool.counts:
+                frequency[word] = frequency.get(word, 0) + 1
+        n = len(self._whole)
+        self._rarity = {w: math.log(1 + (n - f + 0.5) / (f + 0.5)) for w, f in frequency.items()}
+        self._unknown = math.log(1 + n) if n else 0.0  # a word no pool holds: rarer than all
+        self._average = sum(p.length for p in self._whole.values()) / n if n else 0.0
+        self._postings: dict[str, list[str]] = {}  # word -> the tools whose pool holds it
+        for tool, pool in self._whole.items():
+            for word in pool.counts:
+                self._postings.setdefault(word, []).append(tool)
+        for pool in (*self._whole.values(), *self._other.values()):
+            if pool.mean is not None:
+                norm = float((pool.mean * pool.mean).sum()) ** 0.5
+                pool.mean = pool.mean / norm if norm else pool.mean
+        # The pools' means as rows, so a request's cosines with all of them are one product.
+        self._names = list(self._whole)
+        self._np: Any = None
+        self._means: Any = None
+        if vectors is not None and self._names:
+            self._np = importlib.import_module("numpy")  # the semantic layer's numpy
+            self._means = self._np.stack([self._whole[t].mean for t in self._names])
+
+        self._arrays: Any = None
+        if self._np is not None:
+            self._arrays = self._build_arrays()
+
+    def _build_arrays(self) -> Any:
+        """Per word, the positions of the pools holding it and its counts there (whole, other); and
+        per pool its length norm, evidence (whole, other), action and the other pools' means."""
+        np, names = self._np, self._names
+        at = {tool: k for k, tool in enumerate(names)}
+        postings = {}
+        for word, tools in self._postings.items():
+            idx = np.fromiter((at[t] for t in tools), dtype=np.intp, count=len(tools))
+            whole = np.array([self._whole[t].counts[word] for t in tools])
+            other = np.array(
+                [self._other[t].counts.get(word, 0.0) if t in self._other else 0.0 for t in tools]
+            )
+            postings[word] = (idx, whole, other)
+        average = self._average or 1.0
+        norm = np.array([_K1 * (1 - _B + _B * self._whole[t].length / average) for t in names])
+        evidence = np.array([self._whole[t].evidence for t in names])
+        other_evidence = np.array([self._other[t].evidence if t in self._other else 0.0 for t in names])
+        zero = self._means[0] * 0.0
+        other_means = np.stack(
+            [
+                self._other[t].mean if t in self._other and self._other[t].mean is not None else zero
+                for t in names
+            ]
+        )
+        code_of = {a: k for k, a in enumerate(sorted(set(self._actions.values())))}
+        self._codes = (np.array([code_of[self._actions[t]] for t in names]), code_of)
+        return postings, norm, evidence, other_evidence, other_means
+
+    def _votes_arrays(self, words: frozenset[str], asked: frozenset[str], vector: Any) -> dict[str, float]:
+        np, names = self._np, self._names
+        postings, norm, evidence, other_evidence, other_means = self._arrays
+        rarity, unknown = self._rarity, self._unknown
+        whole = sum(rarity.get(w, unknown) for w in words)
+        n = len(names)
+        words_whole, words_other = np.zeros(n), np.zeros(n)
+        for word in words:
+            held = postings.get(word)
+            if held is None:
+                continue
+            idx, cw, co = held
+            words_whole[idx] += rarity[word] * cw / (cw + norm[idx])
+            words_other[idx] += rarity[word] * co / (co + norm[idx])
+        if whole:
+            words_whole /= whole
+            words_other /= whole
+        codes, code_of = self._codes
+        other = np.zeros(n, dtype=bool)
+        if asked:
+            other = ~np.isin(codes, [code_of[a] for a in asked if a in code_of])
+        score = np.where(other, words_other, words_whole) * WORDS
+        ev = np.where(other, other_evidence, evidence)
+        if vector is not None:
+            cosines = self._means @ vector
+            if other.any():
+                cosines = np.where(other, other_means @ vector, cosines)
+            score = score + MEANING * np.maximum(cosines - SIMILARITY_FLOOR, 0.0) / (1.0 - SIMILARITY_FLOOR)
+        votes = np.minimum(ev / (ev + EVIDENCE) * score, 1.0)
+        found = np.flatnonzero(votes > 0.0)
+        if len(found) > 2 * CANDIDATES:  # the strongest: a page holds no more voted tools
+            found = found[np.argpartition(-votes[found], 2 * CANDIDATES)[: 2 * CANDIDATES]]
+        return {names[k]: float(votes[k]) for k in found.tolist()}
+
+    def __len__(self) -> int:
+        return len(self._whole)
+
+    def votes(self, words: frozenset[str], asked: frozenset[str], vector: Any = None) -> dict[str, float]:
+        """Tool name -> vote in (0, 1] for a request of `words` that asked `asked` (its embedding,
+        normalised, for the meaning)."""
+        if self._arrays is not None:
+            return self._votes_arrays(words, asked, vector)
+        rarity, unknown = self._rarity, self._unknown
+        whole = sum(rarity.get(w, unknown) for w in words)
+        average = self._average or 1.0
+        meaning: dict[str, float] = {}
+        if vector is not None and self._means is not None:
+            np, names = self._np, self._names
+            cosines = self._means @ vector
+            if len(names) > CANDIDATES:  # the pools closest in meaning: the others' votes are weak
+                best = np.argpartition(-cosines, CANDIDATES)[:CANDIDATES]
+            else:
+                best = range(len(names))
+            for k in best:
+                tool = names[k]
+                cosine = float(cosines[k])
+                if asked and self._actions[tool] not in asked:
+                    other = self._other.get(tool)
+                    cosine = (
+                        float(other.mean @ vector) if other is not None and other.mean is not None else 0.0
+                    )
+                if cosine > SIMILARITY_FLOOR:
+                    meaning[tool] = (cosine - SIMILARITY_FLOOR) / (1.0 - SIMILARITY_FLOOR)
+        # The tools whose pool holds the request's rarest words, up to `CANDIDATES` (a word many
+        # pools hold weighs little in any of them).
+        candidates = set(meaning)
+        by_words: set[str] = set()
+        for word in sorted(words, key=lambda w: -rarity.get(w, unknown)):
+            held = self._postings.get(word, ())
+            if len(held) > CANDIDATES:  # no need to build the union to know it is too large
+                break
+            more = by_words.union(held)
+            if len(more) > CANDIDATES:
+                break
+            by_words = more
+        candidates |= by_words
+        out: dict[str, float] = {}
+        for tool in candidates:
+            pool = self._whole[tool]
+            used = pool
+            if asked and self._actions[tool] not in asked:
+                other = self._other.get(tool)
+                if other is None:
+                    continue
+                used = other
+            score = 0.0
+            if whole:
+                counts, norm = used.counts, _K1 * (1 - _B + _B * pool.length / average)
+                for word in words:
+                    count = counts.get(word)
+                    if count:
+                        score += rarity[word] * count / (count + norm)
+                score /= whole
+            vote = (
+                used.evidence
+                / (used.evidence + EVIDENCE)
+                * (WORDS * score + MEANING * meaning.get(tool, 0.0))
+            )
+            if vote > 0.0:
+                out[tool] = min(1.0, vote)
+        return out
