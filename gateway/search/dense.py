@@ -146,13 +146,25 @@ class DenseLayer:
         return vector
 
     def rescore(
-        self, query: str, ids: Any, fused: Any, tier: Any, *, keep: Any, extra: Callable[[Any], Any]
+        self,
+        query: str,
+        ids: Any,
+        fused: Any,
+        tier: Any,
+        *,
+        keep: Any,
+        extra: Callable[[Any], Any],
+        voters: Any = None,
     ) -> tuple[Any, Any, Any]:
         """The candidates with the encoder's closest added, their blended scores and their tiers.
 
         `ids` (sorted), `fused` and `tier` are the hybrid's candidates, scores and tiers; `keep` (a
         mask, or None) says which tools may be returned; `extra(new_ids)` gives the hybrid's scores
-        of the tools added (which are scored exactly: tier 0).
+        of the tools added (which are scored exactly: tier 0). `voters` (a mask, or None: every
+        tool) says which tools the similarity may raise: where a request's words ask an action,
+        the tools of that action. The encoder reads well what a request is about and poorly what
+        it asks done ("cross it off my list" is nearest a new task), so elsewhere its vote would
+        override the words' clearest evidence.
         """
         np = self.np
         sim = similarities(np, self.matrix, self.query(query))
@@ -171,6 +183,8 @@ class DenseLayer:
         hybrid = np.concatenate([fused, extra(new)]) if len(new) else fused
         best = float(hybrid.max()) if len(hybrid) else 1.0
         closeness = np.clip((sim[all_ids] - low) / ((high - low) or 1.0), 0.0, None)
+        if voters is not None:
+            closeness = np.where(voters[all_ids], closeness, 0.0)
         scores = (1 - DENSE_WEIGHT) * hybrid / (best or 1.0) + DENSE_WEIGHT * closeness
         tiers = np.concatenate([tier, np.zeros(len(new), dtype=tier.dtype)])
         order = np.argsort(all_ids, kind="stable")

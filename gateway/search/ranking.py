@@ -145,8 +145,10 @@ class Ranking:
         matched: Any = None  # with the semantic layer: which candidates match the query's words
         if terms:
             lexical = self._lexical(terms)
+            raised = self._raised(query)
             if self._vectors is not None:
-                ids, scores, tier = self._vectors.blend(self._meant(query), lexical, mask, depth)
+                voters = None if raised is None or not raised.any() else raised
+                ids, scores, tier = self._vectors.blend(self._meant(query), lexical, mask, depth, voters)
                 matched = lexical[ids] > 0
             else:
                 # Scores are positive: a boolean mask finds them several times faster than a float array.
@@ -154,7 +156,7 @@ class Ranking:
                 scores = lexical[ids]
             if self._np_weights is not None:
                 scores = scores * self._np_weights[ids]
-            scores = self._agreed(query, ids, scores)
+            scores = self._agreed(query, ids, scores, raised)
         else:
             ids, scores = np.zeros(0, dtype=np.intp), np.zeros(0)
         if names:
@@ -210,18 +212,20 @@ class Ranking:
             return None
         return asked_category([stem for _, stem, _ in analyse(query[:MAX_QUERY_CHARS])[0]], self._markers)
 
-    def _agreed(self, query: str, ids: Any, scores: Any) -> Any:
-        """`scores` of the tools `ids` raised by the action and object agreements (numpy)."""
+    def _raised(self, query: str) -> Any:
+        """Which tools the action agreement raises for `query` (numpy booleans), None if it asks none."""
         agree = self._agreement(query)
-        if agree:
-            codes, actions = self._action_codes()
-            factors = self._np.ones(len(codes) + 1)
-            for name, factor in agree.items():
-                if name in codes:
-                    factors[codes[name]] = factor
-            scores = scores * factors[actions[ids]]
-            kept = self._np.asarray(self._not_new(query, agree))
-            scores = self._np.where(kept[ids], scores, scores / factors[actions[ids]])
+        if not agree:
+            return None
+        codes, actions = self._action_codes()
+        asked = self._np.zeros(len(codes) + 1, dtype=bool)
+        asked[[codes[name] for name in agree if name in codes]] = True
+        return asked[actions] & self._np.asarray(self._not_new(query, agree))
+
+    def _agreed(self, query: str, ids: Any, scores: Any, raised: Any) -> Any:
+        """`scores` of the tools `ids` raised by the action (`raised`) and object agreements (numpy)."""
+        if raised is not None:
+            scores = scores * self._np.where(raised[ids], 1.0 + ACTION_AGREEMENT, 1.0)
         about = self._object(query)
         if about is not None:
             in_category = self._np.asarray([c == about for c in self._category])

@@ -295,14 +295,17 @@ class Vectors:
             norms = np.linalg.norm(prefix, axis=1, keepdims=True)
             self.prefix = prefix / np.where(norms > 0, norms, 1.0)
 
-    def blend(self, query: str, lexical: Any, keep: Any, depth: int | None) -> tuple[Any, Any, Any]:
+    def blend(
+        self, query: str, lexical: Any, keep: Any, depth: int | None, voters: Any = None
+    ) -> tuple[Any, Any, Any]:
         """Candidates, their blended scores, and their tiers (0: exact; 1: ranked on the prefix only).
 
         Candidates are the lexical matches (`lexical` > 0, dense over all tools) and the
         `SEMANTIC_CANDIDATES` tools closest in meaning among those `keep` allows. A score is
         `(1 - w) * lexical / best lexical + w * (similarity - low) / (high - low)`, with high the
         greatest similarity over the catalog and low the least over an even sample of at most
-        `_LOW_SAMPLE` tools (every tool in smaller catalogs).
+        `_LOW_SAMPLE` tools (every tool in smaller catalogs). `voters` (a mask, or None: all) says
+        which tools the dense layer's similarity may raise (`DenseLayer.rescore`).
         """
         np = self.embedder.np
         q = self.embedder.encode_query(query, self.vocabulary, self.weights)
@@ -327,7 +330,7 @@ class Vectors:
             def extra(new: Any) -> Any:
                 return (similarities(np, self.matrix[new], q).astype(np.float64) - low) * scale
 
-            return dense.rescore(query, ids, fused, tier, keep=keep, extra=extra)
+            return dense.rescore(query, ids, fused, tier, keep=keep, extra=extra, voters=voters)
         return ids, fused, tier
 
     def _shortlist(

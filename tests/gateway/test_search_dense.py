@@ -87,6 +87,37 @@ def test_in_a_small_catalog_more_than_a_few_tools_gain_from_the_encoder(tmp_path
 
 
 @pytest.mark.usefixtures("tiny_model")
+def test_the_encoder_raises_only_the_tools_it_may_vote_for(tmp_path: Path) -> None:
+    layer = search_dense.DenseLayer([f"tool number {i} does thing {i * 7}" for i in range(27)], tmp_path)
+    np = layer.np
+    ids = np.arange(27)
+    voters = np.zeros(27, dtype=bool)
+    voters[[3, 5]] = True
+    _, scores, _ = layer.rescore(
+        "does thing 21",
+        ids,
+        np.ones(27),
+        np.zeros(27, dtype=np.int8),
+        keep=None,
+        extra=lambda new: new,
+        voters=voters,
+    )
+    # Every other tool keeps its hybrid share alone, however close the encoder finds it.
+    assert np.allclose(scores[~voters], 1 - search_dense.DENSE_WEIGHT)
+    assert (scores[voters] > 1 - search_dense.DENSE_WEIGHT).any()
+
+
+@pytest.mark.usefixtures("real_model")
+def test_the_encoder_does_not_outvote_the_action_a_request_asks(tmp_path: Path) -> None:
+    # The encoder finds this request nearest the quick-add tool, which makes a new event; the
+    # words ask to change one.
+    query = "can you move lunch with Ana to 1"
+    with_dense = SearchIndex(CATALOG, semantic=True, dense=True, dense_cache_dir=tmp_path)
+    assert _names(with_dense, query, 1) == ["calendar_update_event"]
+    assert _names(SearchIndex(CATALOG, semantic=True), query, 1) == ["calendar_update_event"]
+
+
+@pytest.mark.usefixtures("tiny_model")
 def test_the_layer_needs_the_semantic_layer() -> None:
     with pytest.raises(ValueError, match="semantic=True"):
         SearchIndex(CATALOG, semantic=False, dense=True)
