@@ -16,7 +16,7 @@ from functools import lru_cache
 from ..actions import normalize_action
 from .everyday import EVERYDAY_PHRASAL, EVERYDAY_VERBS, POLITE
 from .text import STOP_WORDS, stem, words
-from .verbs import _DETERMINERS, AMBIGUOUS_VERBS, LOOKUPS, analyse, happened_verbs
+from .verbs import _DETERMINERS, AMBIGUOUS_VERBS, LOOKUPS, analyse, asked, happened_verbs, phrasal
 
 _NEGATIONS = frozenset(["not", "never", "without"])
 _REMINDING = frozenset(["remember", "remind"])
@@ -82,12 +82,18 @@ def everyday(request: str) -> tuple[tuple[tuple[str, str, int], ...], tuple[str,
     """`analyse`'s words and actions as read where tools are described in users' words: the actions
     with what the request asks as a whole (`asked`, not a question's lookup) and its `order_verb`,
     without the verbs it says not to do, and without the words that do not name what it wants
-    (`unsaid`, `happened_verbs`); an opening idiom counts as its action's word."""
+    (`unsaid`, `happened_verbs`); an opening idiom counts as its action's word. Where the order's
+    shape asks another action than its verb names ("make the lunch 1pm instead" changes what
+    exists), the verb's own action is not looked for."""
     counted, actions, whole, _, first = analyse(request)
     said = (first, *whole) if whole != LOOKUPS else (first,)
     dropped, refused, idiom, _ = unsaid(request)
     dropped |= happened_verbs(request)
     not_asked = {normalize_action(w) or EVERYDAY_VERBS.get(w) for w in refused}
+    raw = phrasal(words(request))
+    own = normalize_action(raw[_lead(raw)]) if raw else None
+    if own is not None and asked(raw) not in ((), (own,), LOOKUPS):
+        not_asked.add(own)
     extra = ((idiom, stem(idiom), 1),) if idiom is not None and idiom not in dropped else ()
     return (
         tuple(c for c in counted if c[0] not in dropped) + extra,

@@ -61,6 +61,14 @@ def test_an_opening_idiom_also_matches_as_its_action() -> None:
     assert meant("call off the picnic on sunday") == "call off the picnic on sunday"
 
 
+def test_a_verb_whose_order_asks_another_action_is_not_looked_for_as_its_own() -> None:
+    # "make ... instead" changes what exists: nothing is made.
+    assert everyday("please make the dinner booking 8pm instead")[1] == ("update",)
+    # "call ... off" cancels: nothing is called.
+    assert "execute" not in everyday("call the barbecue off")[1]
+    assert "create" in everyday("make a booking for dinner at 8pm")[1]
+
+
 def test_a_name_is_never_corrected_as_a_misspelling() -> None:
     index = SearchIndex(CATALOG, semantic=False)
     assert "list" in index.query_terms("meet with lisa on friday")  # a lowercase word may be a typo
