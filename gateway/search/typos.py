@@ -1,5 +1,4 @@
-"""Typo correction for queries: an unknown word is read as the indexed word one edit away (its first
-letter kept).
+"""Typo correction for queries: an unknown word is read as the indexed word one edit away.
 
 Every indexed word of four letters or more is filed under itself and each of its one-letter
 deletions (symmetric deletion), so a misspelt word ("calender") finds its neighbours by looking up
@@ -41,8 +40,7 @@ class Corrector:
         return self._map
 
     def correct(self, token: str) -> str | None:
-        """The indexed word one edit away from `token` with the same first letter (the most frequent,
-        then the first by spelling)."""
+        """The indexed word one edit away from `token` (the most frequent, then the first by spelling)."""
         if token in self._corrections:
             return self._corrections[token]
         variants = self.variants()
@@ -50,9 +48,6 @@ class Corrector:
         for variant in deletions(token) | {token}:
             candidates.update(variants.get(variant, ()))
         candidates.discard(token)
-        # People rarely mistype a word's first letter; an unknown word that differs there is more
-        # often another word ("packed" is no "backed", "clock" no "block").
-        candidates = {c for c in candidates if c[:1] == token[:1]}
         best = min(candidates, key=lambda t: (-self._frequency(t), t)) if candidates else None
         if len(self._corrections) >= MAX_CORRECTIONS:
             self._corrections.clear()

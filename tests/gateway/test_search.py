@@ -165,12 +165,6 @@ def test_typos_within_one_edit_still_match(index: SearchIndex, query: str, best:
     assert hits and hits[0].startswith(best)
 
 
-def test_a_word_that_differs_in_its_first_letter_is_not_read_as_a_typo(index: SearchIndex) -> None:
-    # "heather" is one edit from "weather", but people rarely mistype a first letter: it is another word.
-    assert names(index.search("heather")) == []
-    assert names(index.search("wheather"))[0] == "weather_forecast"
-
-
 def test_order_is_stable_and_ties_break_by_name() -> None:
     twins = [_tool(f"twin_{c}", "twins", "read", "Read the same thing.") for c in "dbca"]
     forward = SearchIndex(twins, semantic=False)
