@@ -163,6 +163,31 @@ def test_each_audit_line_names_the_toolsets_the_call_came_through(served: HttpSe
     ]
 
 
+def test_a_terminals_decision_on_a_confined_callers_call_names_its_toolsets_in_the_audit(
+    served: HttpServer, tmp_path: Path
+) -> None:
+    """`gateway approve` and `gateway deny` decide in another process: the toolsets travel with the pending call."""
+
+    def gateway(*args: str) -> None:
+        command = [sys.executable, "-m", "gateway.cli", *args, "--config", str(tmp_path / "config.toml")]
+        done = subprocess.run(
+            command, check=False, env=server_env(), capture_output=True, text=True, timeout=120
+        )
+        assert done.returncode == 0, done.stderr
+
+    async def decide() -> None:
+        async with http_client(f"{served.url}/notes", OPS_TOKEN) as client:
+            for note, verb in (("n1", "approve"), ("n2", "deny")):
+                args = {"tool_name": "notes_delete", "parameters": {"note_id": note}}
+                pending = text_of(await client.call_tool("invoke_tool", args))
+                await anyio.to_thread.run_sync(gateway, verb, pending["pending_id"])
+
+    anyio.run(decide)
+    records = [json.loads(line) for line in (tmp_path / "audit.jsonl").read_text().splitlines()]
+    decided = [(r["outcome"], r.get("toolsets")) for r in records if r["outcome"].endswith("_by_host")]
+    assert decided == [("approved_by_host", ["notes"]), ("denied_by_host", ["notes"])]
+
+
 OAUTH_CONFIG = """
 [[toolsets]]
 name = "notes"
