@@ -342,11 +342,21 @@ class Programs:
             for pid, p in list(self._paused.items()):
                 if p.pending.expires_at < now:
                     del self._paused[pid]
-            while len(self._paused) >= self.settings.max_paused:
-                ended.append(self._paused.pop(next(iter(self._paused))))
+            while self._paused and len(self._paused) >= self.settings.max_paused:
+                ended.append(self._paused.pop(self._to_end(paused)))
             self._paused[paused.pending.pending_id] = paused
-        for p in ended:  # the oldest make room: their calls will not run
+        for p in ended:  # they make room: their calls will not run
             self.backend.gate.deny(p.pending.pending_id)
+
+    def _to_end(self, newcomer: _Paused) -> str:
+        """The paused program that makes room: the oldest of the principal holding the most (the
+        newcomer counted), so one principal's pauses end its own programs, never another's first."""
+        held: dict[str, int] = {newcomer.program.ctx.principal.id: 1}
+        for p in self._paused.values():
+            who = p.program.ctx.principal.id
+            held[who] = held.get(who, 0) + 1
+        most = max(held[p.program.ctx.principal.id] for p in self._paused.values())
+        return next(pid for pid, p in self._paused.items() if held[p.program.ctx.principal.id] == most)
 
     def paused(self) -> list[str]:
         """The pending ids programs wait on, oldest first."""
