@@ -334,3 +334,28 @@ def test_gateway_serve_refuses_a_toolset_scope_that_every_token_must_carry(tmp_p
         "(mcp:tools); every OAuth token would be confined to them. Give each toolset a scope of its own "
         "(e.g. toolset:NAME) that only its clients' tokens carry\n"
     )
+
+
+def test_a_program_run_at_a_toolsets_endpoint_reaches_nothing_outside_it(tmp_path: Path) -> None:
+    digest = {k: hashlib.sha256(t.encode()).hexdigest() for k, t in (("ops", OPS_TOKEN), ("bot", BOT_TOKEN))}
+    config = write_config(tmp_path, CONFIG.format(**digest) + "\n[code]\nenabled = true\n")
+    program = (
+        "found = [t['name'] for t in discover('read a file')['tools']]\n"
+        "try:\n    call('files_read', {'path': '/srv/files/a'})\n    outside = 'ran'\n"
+        "except ToolError as e:\n    outside = str(e)\n"
+        "try:\n    schema('files_read')\n    described = 'shown'\nexcept ToolError as e:\n    described = str(e)\n"
+        "[found, outside, described]"
+    )
+
+    async def run(url: str) -> Any:
+        async with http_client(url, OPS_TOKEN) as client:
+            return (await client.call_tool("run_code", {"code": program})).structured_content
+
+    with http_server(config) as server:
+        found, outside, described = anyio.run(run, f"{server.url}/notes")["result"]
+    assert not [name for name in found if not name.startswith("notes_")]
+    assert "unknown_tool" in outside and "unknown_tool" in described
+    records = [json.loads(line) for line in (tmp_path / "audit.jsonl").read_text().splitlines()]
+    assert [(r["outcome"], r.get("toolsets")) for r in records if r["tool"] == "files_read"] == [
+        ("denied", ["notes"])
+    ]
