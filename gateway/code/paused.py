@@ -49,6 +49,11 @@ class Paused:
     def owner(self) -> str:
         return self.program.ctx.principal.id
 
+    @property
+    def size(self) -> int:
+        """What it holds in memory, roughly: its state and what it printed before each pause."""
+        return len(self.dumped) + sum(len(text) for text in self.program.printed)
+
 
 class PausedPrograms:
     """The paused programs of one gateway process, by pending id, oldest first.
@@ -83,7 +88,7 @@ class PausedPrograms:
                     del self._paused[pid]
             while self._paused and (
                 full := len(self._paused) >= self.settings.max_paused
-                or sum(len(p.dumped) for p in self._paused.values()) + len(paused.dumped) > self.budget
+                or sum(p.size for p in self._paused.values()) + paused.size > self.budget
             ):
                 ended.append(self._paused.pop(self._to_end(paused, by_bytes=not full)))
             self._paused[paused.pending.pending_id] = paused
@@ -121,7 +126,7 @@ class PausedPrograms:
         bytes, `by_bytes`), the newcomer counted."""
 
         def weight(p: Paused) -> int:
-            return len(p.dumped) if by_bytes else 1
+            return p.size if by_bytes else 1
 
         held: dict[str, int] = {newcomer.owner: weight(newcomer)}
         for p in self._paused.values():
