@@ -98,7 +98,7 @@ class SessionEndpoints:
         self.open_sessions = open_sessions
         self.prune_every = prune_every
         self.max_per_principal = max_per_principal
-        self.opened_at: dict[str, str | None] = {}  # session id -> toolset (None: the whole catalog)
+        self.opened_at: dict[str, frozenset[str]] = {}  # session id -> the toolsets it was opened in
         self.owned: dict[str, set[str]] = {}  # principal -> the sessions it opened
         self._opening: dict[str, int] = {}  # principal -> its requests opening a session right now
         self._openings = 0
@@ -131,7 +131,7 @@ class SessionEndpoints:
             for held in self.owned.values():
                 held.discard(session)
 
-    async def _open(self, scope: Scope, receive: Receive, send: Send, at: str | None) -> None:
+    async def _open(self, scope: Scope, receive: Receive, send: Send, at: frozenset[str]) -> None:
         owner = _owner(scope) if _opens(scope) else None
         if owner is None:
             await self.app(scope, receive, self._recording(send, at, None))
@@ -167,7 +167,7 @@ class SessionEndpoints:
         return len(mine or ()) + self._opening.get(owner, 0)
 
     def _recording(
-        self, send: Send, at: str | None, owner: str | None, done: Callable[[], None] | None = None
+        self, send: Send, at: frozenset[str], owner: str | None, done: Callable[[], None] | None = None
     ) -> Send:
         async def recording(message: Message) -> None:
             if message["type"] == "http.response.start" and (opened := _header(message.get("headers", []))):
@@ -178,7 +178,7 @@ class SessionEndpoints:
 
         return recording
 
-    def _opened(self, session: str, at: str | None, owner: str | None) -> None:
+    def _opened(self, session: str, at: frozenset[str], owner: str | None) -> None:
         self.opened_at[session] = at
         if owner is not None:
             self.owned.setdefault(owner, set()).add(session)

@@ -296,6 +296,19 @@ def test_a_search_at_a_toolset_endpoint_never_pairs_with_a_call_outside_it(tmp_p
     assert _pairs(tmp_path) == [{"query": WORDS, "tools": ["notes_create"]}]
 
 
+def test_gateway_serve_over_http_with_a_toolset_confines_every_endpoint_to_it(tmp_path: Path) -> None:
+    """`--toolset notes` serves notes to every client: another toolset's endpoint narrows it further."""
+    digest = {k: hashlib.sha256(t.encode()).hexdigest() for k, t in (("ops", OPS_TOKEN), ("bot", BOT_TOKEN))}
+    config = write_config(tmp_path, CONFIG.format(**digest))
+    with http_server(config, "--toolset", "notes") as server:
+        whole = anyio.run(_seen, server.url, OPS_TOKEN)
+        elsewhere = anyio.run(_seen, f"{server.url}/reading", OPS_TOKEN)
+    assert whole["categories"] == {"notes": 4} and whole["invoked"] == "unknown_tool"
+    assert elsewhere["categories"] == {"notes": 1}  # notes_search: in both
+    assert elsewhere["schema"] == "unknown_tool" and elsewhere["invoked"] == "unknown_tool"
+    assert "files" not in elsewhere["instructions"]
+
+
 def test_gateway_serve_with_a_toolset_serves_only_its_tools_over_stdio(tmp_path: Path) -> None:
     config = write_config(tmp_path, '[[toolsets]]\nname = "notes"\ncategories = ["notes"]\n')
 
