@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..client_settings import CodeSettings
+from ..confirmation import ConfirmationGate
 from ..context import PendingConfirmation, Principal, ToolContext
 
 
@@ -60,16 +61,13 @@ class PausedPrograms:
 
     Args:
         settings: `[code]`: `max_paused` and `max_paused_mb` bound what is held.
-        now: the confirmation gate's clock (a program expires with its confirmation).
-        decline: declines a pending call whose program ends here.
+        gate: the gateway's confirmation gate, looked up when needed: its clock (a program expires
+            with its confirmation), and it declines the pending call of a program that ends here.
     """
 
-    def __init__(
-        self, settings: CodeSettings, now: Callable[[], float], decline: Callable[[str], object]
-    ) -> None:
+    def __init__(self, settings: CodeSettings, gate: Callable[[], ConfirmationGate]) -> None:
         self.settings = settings
-        self._now = now
-        self._decline = decline
+        self._gate = gate
         self._paused: dict[str, Paused] = {}
         self._lock = threading.Lock()
 
@@ -80,7 +78,7 @@ class PausedPrograms:
 
     def keep(self, paused: Paused) -> None:
         """Hold `paused` until it is taken back, making room as the bounds require."""
-        now = self._now()
+        now = self._gate().now()
         ended: list[Paused] = []
         with self._lock:
             for pid, p in list(self._paused.items()):
@@ -93,7 +91,7 @@ class PausedPrograms:
                 ended.append(self._paused.pop(self._to_end(paused, by_bytes=not full)))
             self._paused[paused.pending.pending_id] = paused
         for p in ended:  # they make room: their calls will not run
-            self._decline(p.pending.pending_id)
+            self._gate().deny(p.pending.pending_id)
 
     def take(self, pending_id: str, principal: Principal) -> tuple[Paused | None, bool]:
         """(the program paused on `pending_id`, no longer held; whether it is another principal's).
@@ -118,7 +116,7 @@ class PausedPrograms:
         with self._lock:
             paused, self._paused = list(self._paused.values()), {}
         for p in paused:
-            self._decline(p.pending.pending_id)
+            self._gate().deny(p.pending.pending_id)
         return len(paused)
 
     def _to_end(self, newcomer: Paused, *, by_bytes: bool) -> str:

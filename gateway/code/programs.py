@@ -85,7 +85,7 @@ class Programs:
             functions=FUNCTIONS,
             checkout_timeout=settings.wall_seconds,
         )
-        self._paused = PausedPrograms(settings, backend.gate.now, backend.gate.deny)
+        self._paused = PausedPrograms(settings, lambda: backend.gate)  # a host may replace its gate
 
     # -- the tool's entry point ------------------------------------------------------------
 
