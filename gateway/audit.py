@@ -234,6 +234,7 @@ class Auditor:
             params=pending.parameters,
             agent=pending.agent,
             decided_by=decided_by,
+            toolsets=pending.toolsets,
         )
 
 

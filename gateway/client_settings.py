@@ -58,7 +58,8 @@ class CodeSettings(_Section):
     memory_mb: int = Field(64, ge=8)
     max_calls: int = Field(50, ge=1)  # calls of call(), discover() and schema() in one program
     max_result_bytes: int = Field(20_000, ge=256)  # its result and printed text, as JSON
-    max_paused: int = Field(64, ge=1)  # programs waiting for an approval at once; the oldest ends first
+    max_paused: int = Field(64, ge=1)  # programs waiting for an approval at once; see Programs._to_end
+    max_paused_mb: int = Field(256, ge=1)  # the states of the programs waiting, held in memory
 
 
 class ToolsetSettings(_Section):

@@ -285,6 +285,7 @@ class ConfirmationGate:
             expires_at=self._clock() + self.ttl_seconds,
             agent=principal.agent,
             session=session,
+            toolsets=tuple(sorted(principal.toolsets)),
         )
         self.store.put(Record(pending, binding, "pending"))
         decider = decider_of(self.approver)

@@ -85,6 +85,7 @@ class PendingConfirmation:
     expires_at: float
     agent: str | None = None
     session: str | None = None
+    toolsets: tuple[str, ...] = ()  # the named toolsets the caller was confined to, sorted (for the audit)
 
 
 Status = Literal["ok", "error", "confirmation_required"]

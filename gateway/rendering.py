@@ -263,8 +263,9 @@ def too_large(d: ToolDefinition, size: int, limit: int) -> ErrorInfo:
 
 
 def _wait(retry_after: float) -> tuple[int, str]:
-    """Whole seconds to wait (at least 1), and the next step that says so."""
-    seconds = max(1, math.ceil(retry_after))
+    """Whole seconds to wait (at least 1, at most a day: an upstream's word is not trusted), and the
+    next step that says so."""
+    seconds = 1 if math.isnan(retry_after) else max(1, math.ceil(min(retry_after, 86_400.0)))
     step = (
         f"Wait {seconds} seconds before calling it again, or do something else meanwhile; "
         "tell the user if the task cannot wait."

@@ -93,6 +93,7 @@ class ServeSettings(_Section):
     oauth: OAuthSettings | None = None  # JWT access tokens from an authorization server
     # MCP sessions (Mcp-Session-Id): what lets an elicitation reach a handshake-era client (docs/mcp.md)
     sessions: bool = True
+    max_sessions_per_principal: int = Field(1000, ge=1)  # sessions one principal holds open at once
 
 
 class ConsoleSettings(_Section):

@@ -48,6 +48,7 @@ def record_to_json(record: Record) -> str:
             "expires_at": p.expires_at,
             "agent": p.agent,
             "session": p.session,
+            "toolsets": list(p.toolsets),
             "binding": record.binding,
         },
         ensure_ascii=False,
@@ -59,6 +60,7 @@ def record_to_json(record: Record) -> str:
 def record_from_json(text: str, state: str) -> Record:
     data = json.loads(text)
     binding = data.pop("binding")
+    data["toolsets"] = tuple(data.get("toolsets", ()))  # a record from before toolsets were kept has none
     if state not in _STATES:
         raise ValueError(f"unknown confirmation state {state!r}")
     return Record(PendingConfirmation(**data), binding, cast(State, state))

@@ -116,7 +116,12 @@ def http_app(
     )
     _check_messages(app, server, settings.serve.path, unchecked, streams=not sessions)
     if sessions:  # before the toolsets' endpoints, which take the endpoint as built
-        own_sessions(app, settings.serve.path, server.session_manager)
+        own_sessions(
+            app,
+            settings.serve.path,
+            server.session_manager,
+            max_per_principal=settings.serve.max_sessions_per_principal,
+        )
     add_toolset_routes(app, settings, auth)  # /mcp/<toolset>
     if console is not None:  # the operator console, on the same port (docs/console.md)
         app.router.routes.append(Mount("/console", app=console))

@@ -38,8 +38,12 @@ from ..named_toolsets import confine
 from ..rendering import safe_text
 from .oauth import MappedToken
 
-AT_TOOLSET: contextvars.ContextVar[str | None] = contextvars.ContextVar("gateway_at_toolset", default=None)
-"""The toolset whose endpoint the current request came to (None: the whole catalog's)."""
+AT_TOOLSET: contextvars.ContextVar[frozenset[str]] = contextvars.ContextVar(
+    "gateway_at_toolset", default=frozenset()
+)
+"""The toolsets the current request is served in: its endpoint's, and the server's own (`gateway serve
+--toolset`); empty at the whole catalog's endpoint of a whole server. An endpoint adds to them, never
+replaces them."""
 
 
 def token_toolsets(settings: Settings, environ: Mapping[str, str]) -> dict[str, str]:
@@ -85,9 +89,7 @@ def bound_token(principal: str, toolset: str | None) -> AccessToken:
 def confined(principal: Principal, token: AccessToken | None) -> Principal:
     """`principal` confined to its token's toolsets and to the endpoint's."""
     toolsets = list(token.toolsets) if isinstance(token, MappedToken) else []
-    if (at := AT_TOOLSET.get()) is not None:
-        toolsets.append(at)
-    return confine(principal, toolsets)
+    return confine(principal, [*toolsets, *AT_TOOLSET.get()])
 
 
 def resources(resource: str, settings: Settings) -> dict[str, str]:
@@ -124,7 +126,7 @@ class _AtToolset:
         self.app, self.name, self.path = app, name, path
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        token = AT_TOOLSET.set(self.name)
+        token = AT_TOOLSET.set(AT_TOOLSET.get() | {self.name})  # within the server's own, if any
         try:
             # The same path as the whole catalog's, so every check made there (JSON-RPC) is made here.
             await self.app({**scope, "path": self.path}, receive, send)

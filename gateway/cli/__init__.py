@@ -135,7 +135,7 @@ def _serve(settings: Settings, args: argparse.Namespace) -> int:
         from ..adapters.mcp_toolsets import AT_TOOLSET
 
         principal_from(settings, toolset=args.toolset)  # an unknown name is said before anything starts
-        AT_TOOLSET.set(args.toolset)  # every request is served as at that toolset's endpoint
+        AT_TOOLSET.set(frozenset({args.toolset}))  # every request is served in it, at every endpoint
     http = (args.transport or settings.serve.transport) == "http"
     mount = console.mountable(settings) if http else None
     return serve(settings, transport=args.transport, host=args.host, port=args.port, console=mount)

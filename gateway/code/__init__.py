@@ -2,9 +2,9 @@
 
 Owns `run_code` (`tool.py`), the fourth meta-tool, off unless `[code] enabled` or `gateway serve
 --code`; running, pausing and resuming programs (`programs.py`), whose every call goes through the
-gateway's own `invoke`, `discover` and `schema`; the sandbox the programs run in, pydantic-monty's
-worker processes (`sandbox.py`, the only module that imports `pydantic_monty`, and only when a program
-runs); and the texts the model reads about a program (`text.py`). See docs/code-mode.md.
+gateway's own `invoke`, `discover` and `schema`; the paused programs, each its principal's, within
+bounds (`paused.py`); the sandbox the programs run in, pydantic-monty's worker processes
+(`sandbox.py`, the only module that imports `pydantic_monty`, and only when a program runs); and the texts the model reads about a program (`text.py`). See docs/code-mode.md.
 
 May import: the core (never the engine or the runtime: the gateway is a `Backend` here); no other room.
 """

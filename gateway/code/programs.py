@@ -17,12 +17,10 @@ restart ends them (the gateway says so when the model tries to resume one).
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import json
 import logging
-import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from pydantic import BaseModel, ValidationError
@@ -36,6 +34,7 @@ from ..meta_tools import Backend as MetaBackend
 from ..meta_tools import DiscoverParams
 from ..rendering import error_info, to_jsonable
 from . import text
+from .paused import Paused, PausedPrograms, Program
 from .sandbox import Asked, Failed, Finished, Limits, Run, Sandbox, Step
 
 log = logging.getLogger("gateway")
@@ -48,30 +47,6 @@ class Backend(MetaBackend, Protocol):
 
     gate: ConfirmationGate
     auditor: Auditor
-
-
-@dataclass
-class _Program:
-    code: str
-    ctx: ToolContext  # run_code's own: the principal, the session, the program's call id
-    calls: list[str] = field(default_factory=list)  # what ran: the calls that succeeded, in order
-    attempts: int = 0  # every call it made, whatever came of it (the limit counts these)
-    elapsed: float = 0.0  # seconds it has run, pauses excluded
-    failed: str | None = None  # the call whose error was last raised inside the program
-    printed: list[str] = field(default_factory=list)
-
-    def inner(self, n: int) -> ToolContext:
-        """The context of the program's n-th call: its call id names the program."""
-        return dataclasses.replace(self.ctx, call_id=f"{self.ctx.call_id}.{n}")
-
-
-@dataclass(frozen=True)
-class _Paused:
-    program: _Program
-    dumped: bytes
-    tool: str
-    pending: PendingConfirmation
-    n: int
 
 
 @dataclass(frozen=True)
@@ -110,8 +85,7 @@ class Programs:
             functions=FUNCTIONS,
             checkout_timeout=settings.wall_seconds,
         )
-        self._paused: dict[str, _Paused] = {}
-        self._lock = threading.Lock()
+        self._paused = PausedPrograms(settings, lambda: backend.gate)  # a host may replace its gate
 
     # -- the tool's entry point ------------------------------------------------------------
 
@@ -123,24 +97,20 @@ class Programs:
         elif code is None or not code.strip():
             result = _error(ctx, text.needs_code())
         else:
-            program = _Program(code, ctx)
+            program = Program(code, ctx)
             result = await self._start(program)
         self._audit(ctx, code, result, start)
         return result
 
     def close(self) -> None:
         """End every paused program (its pending call is declined) and stop the sandbox's workers."""
-        with self._lock:
-            paused, self._paused = list(self._paused.values()), {}
-        for p in paused:
-            self.backend.gate.deny(p.pending.pending_id)
-        if paused:
-            log.warning("%d paused program(s) ended: the gateway is stopping", len(paused))
+        if ended := self._paused.end_all():
+            log.warning("%d paused program(s) ended: the gateway is stopping", ended)
         self.sandbox.close()
 
     # -- start, resume ---------------------------------------------------------------------
 
-    async def _start(self, program: _Program) -> ToolResult:
+    async def _start(self, program: Program) -> ToolResult:
         began = time.monotonic()
         try:
             run, step = await self.sandbox.start(program.code)
@@ -149,17 +119,13 @@ class Programs:
         return await self._drive(program, run, step, began)
 
     async def _resume(self, pending_id: str, code: str | None, ctx: ToolContext) -> ToolResult:
-        with self._lock:
-            paused = self._paused.get(pending_id)
-            theirs = paused is not None and paused.program.ctx.principal != ctx.principal
-            if paused is not None and not theirs:
-                del self._paused[pending_id]
+        paused, theirs = self._paused.take(pending_id, ctx.principal)
         if paused is None or theirs:  # another principal's program is not there for this caller
             elsewhere = not theirs and self.backend.gate.store.get(pending_id) is not None
             return _error(ctx, text.not_paused(elsewhere))
         program = paused.program
         if code is not None and code.strip() and code != program.code:
-            self._keep(paused)
+            self._paused.keep(paused)
             return _error(ctx, text.other_program())
         if self.backend.gate.now() > paused.pending.expires_at:
             return _error(ctx, text.expired(program.calls))
@@ -171,7 +137,7 @@ class Programs:
         )
         error = result.error
         if error is not None and error.code == "confirmation_pending":
-            self._keep(paused)
+            self._paused.keep(paused)
             return _error(ctx, text.still_pending(error.message))
         if error is not None and error.code == "confirmation_expired":
             return _error(ctx, text.expired(program.calls))
@@ -183,7 +149,7 @@ class Programs:
     # -- the loop ----------------------------------------------------------------------------
 
     async def _drive(
-        self, program: _Program, run: Run, step: Step, began: float, resumed: _Value | _Raise | None = None
+        self, program: Program, run: Run, step: Step, began: float, resumed: _Value | _Raise | None = None
     ) -> ToolResult:
         """Answer the program's calls until it ends, fails, reaches a limit or pauses.
 
@@ -209,7 +175,8 @@ class Programs:
                     raise _Stop(self._wall(program)) from None
                 if isinstance(answer, _Pause):
                     program.printed.append(run.printed.output)  # the restored program prints afresh
-                    self._keep(_Paused(program, run.dump(), answer.tool, answer.pending, program.attempts))
+                    dumped = self._dump(run, program, answer.pending)
+                    self._paused.keep(Paused(program, dumped, answer.tool, answer.pending, program.attempts))
                     return ToolResult(text.NAME, ctx.call_id, "confirmation_required", pending=answer.pending)
                 step = await self._give(program, run, answer)
             program.printed.append(run.printed.output)
@@ -222,13 +189,13 @@ class Programs:
             program.elapsed += time.monotonic() - began
             await run.close()
 
-    async def _give(self, program: _Program, run: Run, answer: _Value | _Raise) -> Step:
+    async def _give(self, program: Program, run: Run, answer: _Value | _Raise) -> Step:
         if isinstance(answer, _Raise):
             return await run.answer(error=answer.error)
         program.failed = None
         return await run.answer(answer.value)
 
-    async def _answer(self, program: _Program, asked: Asked) -> _Value | _Raise | _Pause:
+    async def _answer(self, program: Program, asked: Asked) -> _Value | _Raise | _Pause:
         """The answer to one call of the program, from the gateway."""
         program.attempts += 1
         n = program.attempts
@@ -247,7 +214,7 @@ class Programs:
             return _Pause(name, result.pending)  # it runs once approved
         return self._answer_of(program, name, result)
 
-    def _answer_of(self, program: _Program, tool: str, result: ToolResult) -> _Value | _Raise:
+    def _answer_of(self, program: Program, tool: str, result: ToolResult) -> _Value | _Raise:
         error = result.error
         if error is None:
             program.calls.append(tool)
@@ -257,7 +224,7 @@ class Programs:
             return _Raise(PermissionError(text.declined(tool)))
         return _Raise(RuntimeError(text.tool_error(tool, error)))
 
-    def _discover(self, program: _Program, asked: Asked) -> _Value | _Raise:
+    def _discover(self, program: Program, asked: Asked) -> _Value | _Raise:
         raw = dict(asked.kwargs)
         if asked.args:
             raw.setdefault("query", asked.args[0])
@@ -276,7 +243,7 @@ class Programs:
         )
         return _Value(to_jsonable(page))
 
-    def _schema(self, program: _Program, asked: Asked) -> _Value | _Raise:
+    def _schema(self, program: Program, asked: Asked) -> _Value | _Raise:
         name = asked.args[0] if asked.args else asked.kwargs.get("name")
         if not isinstance(name, str):
             return _Raise(TypeError("schema(name): name is a tool's name, as a string"))
@@ -288,7 +255,7 @@ class Programs:
 
     # -- endings -------------------------------------------------------------------------------
 
-    def _finished(self, program: _Program, step: Finished) -> ToolResult:
+    def _finished(self, program: Program, step: Finished) -> ToolResult:
         out: dict[str, Any] = {"result": to_jsonable(step.output)}
         printed = "".join(program.printed)
         if printed:
@@ -303,7 +270,7 @@ class Programs:
             return _error(program.ctx, info)
         return ToolResult(text.NAME, program.ctx.call_id, "ok", output=out)
 
-    def _failure(self, program: _Program, failed: Failed) -> ErrorInfo:
+    def _failure(self, program: Program, failed: Failed) -> ErrorInfo:
         if failed.kind == "syntax":
             return text.syntax_error(failed.line, failed.source, failed.message)
         if failed.kind == "limit":
@@ -328,30 +295,32 @@ class Programs:
             failed=program.failed,
         )
 
-    def _wall(self, program: _Program) -> ErrorInfo:
+    def _wall(self, program: Program) -> ErrorInfo:
         return text.limit_reached(
             f"it ran past its limit of {self.settings.wall_seconds:g} seconds (calls included)", program.calls
         )
 
     # -- paused programs ------------------------------------------------------------------------
 
-    def _keep(self, paused: _Paused) -> None:
-        now = self.backend.gate.now()
-        ended: list[_Paused] = []
-        with self._lock:
-            for pid, p in list(self._paused.items()):
-                if p.pending.expires_at < now:
-                    del self._paused[pid]
-            while len(self._paused) >= self.settings.max_paused:
-                ended.append(self._paused.pop(next(iter(self._paused))))
-            self._paused[paused.pending.pending_id] = paused
-        for p in ended:  # the oldest make room: their calls will not run
-            self.backend.gate.deny(p.pending.pending_id)
+    def _dump(self, run: Run, program: Program, pending: PendingConfirmation) -> bytes:
+        """The waiting program's state; a state too large to keep ends the program, its call declined."""
+        try:
+            dumped: bytes | None = run.dump()
+        except Exception:  # the worker could not write it out (its memory limit, say)
+            log.warning("a program could not be paused: the sandbox could not dump its state")
+            dumped = None
+        if dumped is None or len(dumped) > self._paused.budget:
+            self.backend.gate.deny(pending.pending_id)
+            what = (
+                "its state is too large to keep while it waits for an approval "
+                f"([code] max_paused_mb: {self.settings.max_paused_mb} MB)"
+            )
+            raise _Stop(text.limit_reached(what, program.calls))
+        return dumped
 
     def paused(self) -> list[str]:
         """The pending ids programs wait on, oldest first."""
-        with self._lock:
-            return list(self._paused)
+        return self._paused.ids()
 
     def _audit(self, ctx: ToolContext, code: str | None, result: ToolResult, start: float) -> None:
         """One line for the program itself; its calls' lines carry call ids `<this call id>.<n>`."""

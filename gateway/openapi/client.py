@@ -38,6 +38,8 @@ from .request import Parts
 
 MAX_RETRY_WAIT = 30.0
 """A Retry-After longer than this is not waited for: the call fails as unavailable, saying when."""
+MAX_SAID_WAIT = 86_400.0
+"""A Retry-After past a day is read as a day: it comes from outside, and the model is told it."""
 MAX_REDIRECTS = 5
 _TEXT_TYPES = ("text/", "application/xml", "application/javascript", "application/x-yaml")
 _STATUS: dict[int, FailureCode] = {
@@ -313,9 +315,9 @@ class Client:
         if status == 401:
             out += f". The gateway's credentials for {self.target.entry} were refused; the operator has to check them"
         if status in {429, 503}:
-            wait = headers.get("retry-after")
-            if wait and wait.strip().isdigit():
-                out += f". Try again in {int(wait)} seconds"
+            wait = (headers.get("retry-after") or "").strip()
+            if wait.isascii() and wait.isdigit():
+                out += f". Try again in {int(retry_after(wait, 0))} seconds"
         return out
 
 
@@ -362,12 +364,12 @@ def retry_after(raw: str | None, attempt: int) -> float:
     """Seconds to wait: the header's (seconds or an HTTP date), else 1, 2, 4... seconds."""
     if raw:
         raw = raw.strip()
-        if raw.isdigit():
-            return float(raw)
+        if raw.isascii() and raw.isdigit():  # not "²" or other digits float() cannot read
+            return min(float(raw), MAX_SAID_WAIT)  # 400 nines are infinity as a float
         try:
             when = email.utils.parsedate_to_datetime(raw)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             when = None
         if when is not None:
-            return max(0.0, when.timestamp() - time.time())
+            return min(max(0.0, when.timestamp() - time.time()), MAX_SAID_WAIT)
     return float(2**attempt)

@@ -95,7 +95,7 @@ def parse_failure(status: int, content: bytes | str | None, headers: Mapping[str
         pass
     retry_after = None
     value = {k.lower(): v for k, v in headers.items()}.get("retry-after")
-    if value is not None and str(value).strip().isdigit():
+    if value is not None and str(value).strip().isascii() and str(value).strip().isdigit():
         retry_after = float(value)
     return Failure(status, reason, _clean(message), location, retry_after)
 

@@ -26,6 +26,8 @@ from gateway.stores import (
     SqliteConfirmationStore,
     close_store,
     local_secret,
+    record_from_json,
+    record_to_json,
     resolve_auto_store,
 )
 
@@ -66,7 +68,13 @@ def open_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Opene
 
 def _record(pending_id: str, expires_at: float = NOW + 1000, state: State = "pending") -> Record:
     pending = PendingConfirmation(
-        pending_id, "notes_delete", "Delete a note", {"note_id": "n1", "tags": ["ä"]}, "alice", expires_at
+        pending_id,
+        "notes_delete",
+        "Delete a note",
+        {"note_id": "n1", "tags": ["ä"]},
+        "alice",
+        expires_at,
+        toolsets=("notes", "support"),
     )
     return Record(pending, "binding-" + pending_id, state)
 
@@ -76,6 +84,12 @@ def test_a_record_put_by_one_replica_is_read_whole_by_another(open_store: Opener
     a.put(_record("p1"))
     assert b.get("p1") == _record("p1")
     assert b.get("p2") is None
+
+
+def test_a_record_written_before_toolsets_were_kept_is_read_with_none() -> None:
+    old = record_to_json(_record("p1")).replace(',"toolsets":["notes","support"]', "")
+    assert "toolsets" not in old
+    assert record_from_json(old, "pending").pending.toolsets == ()
 
 
 def test_a_transition_happens_once_whichever_replica_asks(open_store: Opener) -> None:

@@ -44,3 +44,35 @@ def test_replicas_sharing_redis_admit_a_shared_quota_once_and_tell_the_model_whe
     assert all("'searches'" in e["message"] and 9000 < e["retry_after_seconds"] <= 10000 for e in refused)
     outcomes = audit_outcomes(tmp_path / "a", "notes_search") + audit_outcomes(tmp_path / "b", "notes_search")
     assert sorted(outcomes) == ["executed"] * 3 + ["limited"] * 2
+
+
+def test_a_principals_budget_is_one_whether_it_calls_from_a_program_or_from_several_sessions(
+    tmp_path: Path,
+) -> None:
+    config = write_config(
+        tmp_path,
+        '\n[code]\nenabled = true\n\n[[limits]]\nname = "searches"\ntools = ["notes_search"]\nquota = 3\n',
+    )
+    program = (
+        "out = []\nfor n in range(3):\n    try:\n        call('notes_search', {'title': 'x'})\n"
+        "        out.append('ran')\n    except ToolError as e:\n        out.append('limited' if 'rate_limited' in str(e) else str(e))\nout"
+    )
+    search = {"tool_name": "notes_search", "parameters": {"title": "x"}}
+
+    async def scenario(url: str) -> None:
+        async with http_client(url) as first, http_client(url) as second:
+            assert not (await first.call_tool("invoke_tool", search)).is_error
+            ran = await second.call_tool("run_code", {"code": program})
+            assert ran.structured_content == {"result": ["ran", "ran", "limited"], "calls": 2}
+            again = text_of(await first.call_tool("invoke_tool", search))
+            assert again["error"]["code"] == "rate_limited"
+
+    with http_server(config) as server:
+        anyio.run(scenario, server.url)
+    assert audit_outcomes(tmp_path, "notes_search") == [
+        "executed",
+        "executed",
+        "executed",
+        "limited",
+        "limited",
+    ]

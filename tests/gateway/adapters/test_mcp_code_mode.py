@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 import anyio
@@ -185,3 +186,32 @@ def test_a_paused_program_resumes_only_on_its_replica_and_another_says_program_e
         "executed",
     ]
     assert audit_outcomes(tmp_path / "b", "notes_delete") == ["approved_by_host"]  # and nothing ran there
+
+
+def test_one_principals_pauses_never_end_another_principals_paused_program(tmp_path: Path) -> None:
+    """With the paused programs at `max_paused`, a principal that pauses more ends its own oldest."""
+    tokens = {"alice": "alice-token-0123456789abcdef", "mallory": "mallory-token-0123456789abcdef"}
+    entries = "".join(
+        f'\n[[serve.tokens]]\nprincipal = "{who}"\nsha256 = "{hashlib.sha256(token.encode()).hexdigest()}"\n'
+        for who, token in tokens.items()
+    )
+    config = write_config(tmp_path, "\n[code]\nenabled = true\nmax_paused = 2\n" + entries)
+    host_settings = resolve_auto_store(load_settings(config, environ=server_env()), shared=True)
+
+    async def scenario(url: str) -> None:
+        async with http_client(url, tokens["alice"]) as alice, http_client(url, tokens["mallory"]) as mallory:
+            hers = text_of(
+                await alice.call_tool("run_code", {"code": "call('notes_delete', {'note_id': 'a'})"})
+            )
+            mine = []
+            for n in range(3):
+                code = f"call('notes_delete', {{'note_id': 'm{n}'}})"
+                mine.append(text_of(await mallory.call_tool("run_code", {"code": code}))["pending_id"])
+            with open_gateway(host_settings) as host:
+                assert host.approve(hers["pending_id"]) is not None
+                assert [p.pending_id for p in host.gate.pending()] == mine[2:]  # mallory ended her own
+            done = await alice.call_tool("run_code", {"confirmation": hers["pending_id"]})
+            assert done.structured_content == {"result": {"deleted": "a", "by": "alice"}, "calls": 1}
+
+    with http_server(config) as server:
+        anyio.run(scenario, server.url)

@@ -28,7 +28,7 @@ class AtToolset:
         self.app, self.name = app, name
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        token = AT_TOOLSET.set(self.name)
+        token = AT_TOOLSET.set(AT_TOOLSET.get() | {self.name})
         try:
             await self.app(scope, receive, send)
         finally:
@@ -60,10 +60,10 @@ def test_sessions_the_manager_no_longer_holds_are_forgotten_and_open_ones_stay_b
     with loopback(app) as url, httpx2.Client(base_url=url) as http:
         first = http.post(f"{url}/mcp/notes").headers["mcp-session-id"]
         second = http.post(f"{url}/mcp").headers["mcp-session-id"]
-        assert ours.opened_at == {first: "notes", second: None}
+        assert ours.opened_at == {first: {"notes"}, second: set()}
         still_open.discard(first)  # expired unused: the manager let it go and no client presents it again
         third = http.post(f"{url}/mcp/notes").headers["mcp-session-id"]  # the third opening prunes
-        assert ours.opened_at == {second: None, third: "notes"}
+        assert ours.opened_at == {second: set(), third: {"notes"}}
         assert http.post(f"{url}/mcp/notes", headers={"mcp-session-id": second}).status_code == 404
         assert http.post(f"{url}/mcp", headers={"mcp-session-id": second}).text == "ok"
 

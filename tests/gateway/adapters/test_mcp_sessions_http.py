@@ -128,6 +128,30 @@ def test_a_session_id_presented_by_another_principal_is_not_found(tmp_path: Path
         assert own.status_code == 200 and "invoke_tool" in own.text
 
 
+def test_one_principal_cannot_hold_every_session_open_and_lock_the_others_out(tmp_path: Path) -> None:
+    config = "\n[serve]\nmax_sessions_per_principal = 2\n" + TOKENS
+    with http_server(write_config(tmp_path, config)) as server, httpx2.Client(timeout=30) as http:
+
+        def open_session(token: str) -> httpx2.Response:
+            return http.post(server.url, json=INITIALIZE, headers=_headers(token))
+
+        held = [open_session(BOB).headers["mcp-session-id"] for _ in range(2)]
+        refused = open_session(BOB)
+        assert refused.status_code == 503
+        assert refused.json()["error"]["message"] == "Too many open sessions"
+        assert open_session(ALICE).status_code == 200  # the others still get theirs
+        # A request of a later protocol opens no session, so it is never refused for this.
+        assert (
+            http.post(
+                server.url, json=LIST_TOOLS, headers=_headers(BOB) | {"MCP-Protocol-Version": "2026-07-28"}
+            ).status_code
+            != 503
+        )
+        # Ending one of its sessions gives it room again.
+        assert http.delete(server.url, headers=_headers(BOB, held[0])).status_code == 200
+        assert open_session(BOB).status_code == 200
+
+
 def test_a_session_id_presented_at_another_endpoint_is_not_found(tmp_path: Path) -> None:
     config = TOKENS + '\n[[toolsets]]\nname = "notes"\ncategories = ["notes"]\n'
     initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}

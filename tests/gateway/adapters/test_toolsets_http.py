@@ -163,6 +163,31 @@ def test_each_audit_line_names_the_toolsets_the_call_came_through(served: HttpSe
     ]
 
 
+def test_a_terminals_decision_on_a_confined_callers_call_names_its_toolsets_in_the_audit(
+    served: HttpServer, tmp_path: Path
+) -> None:
+    """`gateway approve` and `gateway deny` decide in another process: the toolsets travel with the pending call."""
+
+    def gateway(*args: str) -> None:
+        command = [sys.executable, "-m", "gateway.cli", *args, "--config", str(tmp_path / "config.toml")]
+        done = subprocess.run(
+            command, check=False, env=server_env(), capture_output=True, text=True, timeout=120
+        )
+        assert done.returncode == 0, done.stderr
+
+    async def decide() -> None:
+        async with http_client(f"{served.url}/notes", OPS_TOKEN) as client:
+            for note, verb in (("n1", "approve"), ("n2", "deny")):
+                args = {"tool_name": "notes_delete", "parameters": {"note_id": note}}
+                pending = text_of(await client.call_tool("invoke_tool", args))
+                await anyio.to_thread.run_sync(gateway, verb, pending["pending_id"])
+
+    anyio.run(decide)
+    records = [json.loads(line) for line in (tmp_path / "audit.jsonl").read_text().splitlines()]
+    decided = [(r["outcome"], r.get("toolsets")) for r in records if r["outcome"].endswith("_by_host")]
+    assert decided == [("approved_by_host", ["notes"]), ("denied_by_host", ["notes"])]
+
+
 OAUTH_CONFIG = """
 [[toolsets]]
 name = "notes"
@@ -271,6 +296,19 @@ def test_a_search_at_a_toolset_endpoint_never_pairs_with_a_call_outside_it(tmp_p
     assert _pairs(tmp_path) == [{"query": WORDS, "tools": ["notes_create"]}]
 
 
+def test_gateway_serve_over_http_with_a_toolset_confines_every_endpoint_to_it(tmp_path: Path) -> None:
+    """`--toolset notes` serves notes to every client: another toolset's endpoint narrows it further."""
+    digest = {k: hashlib.sha256(t.encode()).hexdigest() for k, t in (("ops", OPS_TOKEN), ("bot", BOT_TOKEN))}
+    config = write_config(tmp_path, CONFIG.format(**digest))
+    with http_server(config, "--toolset", "notes") as server:
+        whole = anyio.run(_seen, server.url, OPS_TOKEN)
+        elsewhere = anyio.run(_seen, f"{server.url}/reading", OPS_TOKEN)
+    assert whole["categories"] == {"notes": 4} and whole["invoked"] == "unknown_tool"
+    assert elsewhere["categories"] == {"notes": 1}  # notes_search: in both
+    assert elsewhere["schema"] == "unknown_tool" and elsewhere["invoked"] == "unknown_tool"
+    assert "files" not in elsewhere["instructions"]
+
+
 def test_gateway_serve_with_a_toolset_serves_only_its_tools_over_stdio(tmp_path: Path) -> None:
     config = write_config(tmp_path, '[[toolsets]]\nname = "notes"\ncategories = ["notes"]\n')
 
@@ -309,3 +347,28 @@ def test_gateway_serve_refuses_a_toolset_scope_that_every_token_must_carry(tmp_p
         "(mcp:tools); every OAuth token would be confined to them. Give each toolset a scope of its own "
         "(e.g. toolset:NAME) that only its clients' tokens carry\n"
     )
+
+
+def test_a_program_run_at_a_toolsets_endpoint_reaches_nothing_outside_it(tmp_path: Path) -> None:
+    digest = {k: hashlib.sha256(t.encode()).hexdigest() for k, t in (("ops", OPS_TOKEN), ("bot", BOT_TOKEN))}
+    config = write_config(tmp_path, CONFIG.format(**digest) + "\n[code]\nenabled = true\n")
+    program = (
+        "found = [t['name'] for t in discover('read a file')['tools']]\n"
+        "try:\n    call('files_read', {'path': '/srv/files/a'})\n    outside = 'ran'\n"
+        "except ToolError as e:\n    outside = str(e)\n"
+        "try:\n    schema('files_read')\n    described = 'shown'\nexcept ToolError as e:\n    described = str(e)\n"
+        "[found, outside, described]"
+    )
+
+    async def run(url: str) -> Any:
+        async with http_client(url, OPS_TOKEN) as client:
+            return (await client.call_tool("run_code", {"code": program})).structured_content
+
+    with http_server(config) as server:
+        found, outside, described = anyio.run(run, f"{server.url}/notes")["result"]
+    assert not [name for name in found if not name.startswith("notes_")]
+    assert "unknown_tool" in outside and "unknown_tool" in described
+    records = [json.loads(line) for line in (tmp_path / "audit.jsonl").read_text().splitlines()]
+    assert [(r["outcome"], r.get("toolsets")) for r in records if r["tool"] == "files_read"] == [
+        ("denied", ["notes"])
+    ]

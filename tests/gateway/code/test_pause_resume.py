@@ -216,3 +216,44 @@ def test_what_a_program_printed_before_it_paused_comes_back_with_its_result(code
     gw.approve(paused.pending.pending_id)
     done = run(gw, confirmation=paused.pending.pending_id)
     assert done.ok and done.output == {"result": 1, "printed": "before\nafter\n", "calls": 1}
+
+
+def paused_with(max_paused_mb: int, clock: Clock) -> tuple[Gateway, Any]:
+    gw = Gateway(Catalog(ALL_TOOLS), gate=ConfirmationGate(clock=clock, ttl_seconds=60))
+    return gw, enable(gw, CodeSettings(enabled=True, max_paused_mb=max_paused_mb))
+
+
+HOLDING_MB = "x = 'a' * {size}\ncall('notes_delete', {{'note_id': '{note}'}})\nlen(x)"
+
+
+def test_a_program_whose_state_is_too_large_to_keep_ends_and_its_call_is_declined(
+    calls: Calls, clock: Clock
+) -> None:
+    gw, programs = paused_with(1, clock)
+    try:
+        result = run(gw, HOLDING_MB.format(size=1_500_000, note="n1"))
+        assert result.error is not None and result.error.code == "program_limit"
+        assert "too large to keep while it waits for an approval" in result.error.message
+        assert gw.gate.pending() == [] and programs.paused() == []
+        assert [r.state for r in gw.gate.store.pending()] == []  # declined: no one can approve it
+    finally:
+        programs.close()
+    assert calls.names() == []
+
+
+def test_the_principal_holding_the_most_bytes_of_paused_programs_ends_its_own_first(
+    calls: Calls, clock: Clock
+) -> None:
+    gw, programs = paused_with(2, clock)
+    try:
+        hers = run(gw, HOLDING_MB.format(size=10, note="a"), principal="alice")
+        first = run(gw, HOLDING_MB.format(size=1_200_000, note="m1"), principal="mallory")
+        second = run(gw, HOLDING_MB.format(size=1_200_000, note="m2"), principal="mallory")
+        assert hers.pending and first.pending and second.pending
+        assert programs.paused() == [hers.pending.pending_id, second.pending.pending_id]
+        gw.approve(hers.pending.pending_id)
+        done = run(gw, confirmation=hers.pending.pending_id, principal="alice")
+        assert done.ok and done.output["result"] == 10
+    finally:
+        programs.close()
+    assert calls.names() == ["notes_delete"]

@@ -247,6 +247,23 @@ def test_an_apis_own_429_reaches_the_model_as_rate_limited_with_its_retry_after(
     assert unsaid.error.retry_after_seconds is None
 
 
+@pytest.mark.parametrize("said", ["9" * 400, "9" * 5000, "\u00b2"], ids=["infinite", "digits", "superscript"])
+def test_a_hostile_retry_after_fails_the_call_cleanly_and_its_outcome_is_audited(
+    tmp_path: Path, loopback: Loopback, said: str
+) -> None:
+    gw, audit, api = gateway_for(tmp_path, loopback, safe=["createItem"])
+    waits: list[float] = []
+    api.client._sleep = waits.append
+    loopback.answer(lambda seen: (429, {"Retry-After": said}, {}))
+    for tool, params in (("shop_get_report", {}), ("shop_create_item", {"name": "x"})):
+        result = call(gw, tool, params)
+        assert result.error is not None and result.error.code == "rate_limited", result.error
+        seconds = result.error.retry_after_seconds
+        assert seconds is not None and 1 <= seconds <= 86_400 and len(result.error.message) < 400
+        assert [r.outcome for r in audit.records if r.tool == tool][-1] == "failed"
+    assert all(wait <= 30 for wait in waits)  # an unreadable one: the usual backoff
+
+
 def test_answers_are_capped_and_text_is_returned_as_text(tmp_path: Path, loopback: Loopback) -> None:
     gw, _, _ = gateway_for(tmp_path, loopback, max_response_bytes=1000)
     loopback.answer(lambda seen: (200, {}, {"rows": ["x" * 50] * 100}))

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from gateway.errors import Conflict, NotFound, ToolFailed, ToolInputError
+from gateway.rendering import error_info
 from services.google.client import GoogleClient
 from services.google.errors import Call, backoff
 
@@ -74,6 +75,17 @@ def test_a_rate_limit_403_is_retried_even_for_a_post(google: Google) -> None:
     google.fail(403, "userRateLimitExceeded").reply({"id": "new"})
     assert insert_event(google) == {"id": "new"}
     assert google.sleeps == [1.0]
+
+
+@pytest.mark.parametrize("said", ["9" * 400, "\u00b2"], ids=["infinite", "superscript"])
+def test_a_hostile_retry_after_from_google_still_reads_as_rate_limited(google: Google, said: str) -> None:
+    for _ in range(5):
+        google.reply({"error": {"code": 429, "message": "quota"}}, status=429, headers={"retry-after": said})
+    with pytest.raises(ToolFailed) as failed:
+        get_event(google)
+    assert failed.value.code == "rate_limited"
+    shown = error_info(failed.value)
+    assert shown.retry_after_seconds is None or 1 <= shown.retry_after_seconds <= 86_400
 
 
 def test_a_5xx_on_a_get_is_retried_until_it_gives_up_with_try_later(google: Google) -> None:
