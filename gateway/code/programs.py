@@ -30,7 +30,8 @@ from pydantic import BaseModel, ValidationError
 from ..audit import Auditor, Outcome
 from ..client_settings import CodeSettings
 from ..confirmation import ConfirmationGate
-from ..context import ErrorInfo, PendingConfirmation, ToolContext, ToolResult
+from ..context import ErrorInfo, PendingConfirmation, Principal, ToolContext, ToolResult
+from ..definition import ToolDefinition
 from ..errors import ToolFailed, ToolInputError
 from ..meta_tools import Backend as MetaBackend
 from ..meta_tools import DiscoverParams
@@ -48,6 +49,8 @@ class Backend(MetaBackend, Protocol):
 
     gate: ConfirmationGate
     auditor: Auditor
+
+    def lookup(self, name: str, principal: Principal) -> ToolDefinition | None: ...
 
 
 @dataclass
@@ -274,7 +277,10 @@ class Programs:
             cursor=params.cursor,
             session=ctx.session_id,
         )
-        return _Value(to_jsonable(page))
+        # Only what the page lists, looked up for the same principal: a hidden tool stays unseen.
+        shown = [t["name"] for t in page.get("tools", ())]
+        definitions = {n: d for n in shown if (d := self.backend.lookup(n, ctx.principal)) is not None}
+        return _Value(to_jsonable(text.found(page, definitions)))
 
     def _schema(self, program: _Program, asked: Asked) -> _Value | _Raise:
         name = asked.args[0] if asked.args else asked.kwargs.get("name")
