@@ -286,11 +286,14 @@ class Programs:
         name = asked.args[0] if asked.args else asked.kwargs.get("name")
         if not isinstance(name, str):
             return _Raise(TypeError("schema(name): name is a tool's name, as a string"))
-        try:
-            return _Value(to_jsonable(self.backend.schema(program.ctx.principal, name[:200])))
+        principal = program.ctx.principal
+        try:  # the gateway's answer first: its policy, and its error for a name it does not know
+            answer = self.backend.schema(principal, name[:200])
         except (ToolInputError, ToolFailed) as exc:
             program.failed = "schema"
             return _Raise(RuntimeError(text.tool_error("schema", error_info(exc))))
+        d = self.backend.lookup(answer["name"], principal)
+        return _Value(text.stub(d) if d is not None else to_jsonable(answer))
 
     # -- endings -------------------------------------------------------------------------------
 

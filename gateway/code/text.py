@@ -17,7 +17,7 @@ from typing import Any
 
 from ..context import ErrorInfo
 from ..definition import ToolDefinition
-from ..rendering import safe_text
+from ..rendering import safe_text, to_jsonable
 
 NAME = "run_code"
 
@@ -67,6 +67,53 @@ def signature(d: ToolDefinition) -> str:
     if d.is_destructive:
         summary += " Destructive."
     return f"{d.name}({', '.join(parts)})  # {summary}"
+
+
+def stub(d: ToolDefinition) -> str:
+    """schema()'s answer inside a program: the tool as a Python stub with a Google-style docstring.
+
+    Its signature, its description, whether it pauses for approval, each parameter's description
+    (with a number's bounds and the values of an enum too long for its `Literal`), and its first
+    example call written as the program would write it.
+    """
+    head = signature(d).split("  # ", 1)[0]
+    lines = [f"def {head}:", '    """' + _indented(d.description.strip() or d.summary)]
+    if d.is_destructive:
+        lines += ["", "    Destructive: the user approves each call; the program pauses until then."]
+    documented = [
+        f"        {_name(n)}: {_indented(about, 12)}"
+        for n, prop in d.json_schema.get("properties", {}).items()
+        if (about := _about(prop))
+    ]
+    if documented:
+        lines += ["", "    Args:", *documented]
+    if d.example_calls:
+        arguments = [
+            f"{k}={v!r}" if _name(k) == k else f"**{{{k!r}: {v!r}}}"
+            for k, v in to_jsonable(d.example_calls[0]).items()
+        ]
+        lines += ["", f"    Example: call({', '.join([repr(d.name), *arguments])})"]
+    return "\n".join(lines) + '\n    """'
+
+
+def _about(prop: Mapping[str, Any]) -> str:
+    """A parameter's description with what its annotation cannot say: a number's bounds, long enums."""
+    text = " ".join(str(prop.get("description", "")).split())
+    low, high = prop.get("minimum"), prop.get("maximum")
+    if low is not None and high is not None:
+        text += f" ({low} to {high})"
+    elif low is not None or high is not None:
+        text += f" (at least {low})" if low is not None else f" (at most {high})"
+    values = prop.get("enum")
+    if isinstance(values, list) and len(values) > _MAX_LITERALS:
+        text += f" One of: {', '.join(map(repr, values))}."
+    return text.strip()
+
+
+def _indented(text: str, by: int = 4) -> str:
+    """Text inside the docstring: its own lines indented, and unable to end it early."""
+    lines = [safe_text(line, 2000).replace('"""', "'''").rstrip() for line in text[:8000].splitlines()]
+    return "\n".join([lines[0], *(" " * by + line if line else "" for line in lines[1:])]) if lines else ""
 
 
 def _name(name: str) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -14,8 +15,9 @@ from gateway import Catalog, Gateway, Policy, ToolContext, run_sync
 from gateway.arguments import validate_arguments
 from gateway.client_settings import CodeSettings
 from gateway.code import enable
-from gateway.code.text import signature
+from gateway.code.text import signature, stub
 from gateway.definition import ToolDefinition
+from gateway.discovery import schema_answer
 from gateway.policy import Rule
 from services.workspace import CATALOG
 
@@ -40,6 +42,35 @@ def program(gw: Gateway, code: str) -> Any:
 
 def test_the_workspace_tools_signatures_are_pinned(snapshot: SnapshotAssertion) -> None:
     assert [signature(d) for d in CATALOG] == snapshot
+
+
+def test_every_workspace_tools_stub_is_python_and_shorter_than_its_schema() -> None:
+    for d in CATALOG:
+        text = stub(d)
+        ast.parse(text + "\n")
+        assert len(text) < len(json.dumps(schema_answer(d))), d.name
+
+
+def test_schema_in_a_program_gives_the_tool_as_a_python_stub(
+    hidden_boom: Gateway, snapshot: SnapshotAssertion
+) -> None:
+    stubs = program(hidden_boom, "[schema('notes_delete'), schema('notes_create')]")
+    assert stubs == snapshot
+    for text in stubs:  # each parses as Python
+        ast.parse(text + "\n")
+
+
+def test_schema_of_a_hidden_tool_raises_as_for_a_name_that_exists_nowhere(hidden_boom: Gateway) -> None:
+    answers = program(
+        hidden_boom,
+        "out = []\nfor n in ['files_boom', 'files_nowhere']:\n    try:\n        schema(n)\n"
+        "    except ToolError as e:\n        out.append(str(e))\nout",
+    )
+    assert [a.split(" Did you mean")[0] for a in answers] == [
+        "schema: unknown_tool: There is no tool named 'files_boom'.",
+        "schema: unknown_tool: There is no tool named 'files_nowhere'.",
+    ]
+    assert answers[0].count("files_boom") == 1  # never suggested
 
 
 def test_discover_in_a_program_lists_each_found_tool_as_its_signature(hidden_boom: Gateway) -> None:
