@@ -23,12 +23,12 @@ NAME = "run_code"
 
 DESCRIPTION = (
     "Run a short Python program that calls tools; only its result comes back (the value of its last "
-    "line). In it: discover(query, limit=10)['tools'] finds tools, each as a Python signature with its "
-    "summary; call(name, args) or call(name, **args) runs one and returns its output; schema(name) gives "
-    "a tool's full description and parameters. A failed call raises ToolError; a call the user declines "
-    "raises Declined. A destructive call pauses the program and returns a pending_id: ask the user, and "
-    "once they approve, call run_code again with confirmation set to it; the program resumes where it "
-    "stopped. No files, network or imports beyond json, re, math and datetime."
+    "line). In it: discover(query, limit=10)['tools'] finds tools, as Python signatures; schema(name) "
+    "describes one in full; call(name, args) or call(name, **args) runs one and returns its output. A "
+    "failed call raises ToolError; a call the user declines raises Declined. A destructive call pauses "
+    "the program and returns a pending_id: ask the user, and once they approve, call run_code again "
+    "with confirmation set to it; the program resumes where it stopped. No files, network or imports "
+    "beyond json, re, math and datetime."
 )
 CODE_DESCRIPTION = "The program; the value of its last line is the result."
 CONFIRMATION_DESCRIPTION = "The pending_id, once the user approved: resumes the paused program."
