@@ -38,6 +38,8 @@ CONFIRMATION_DESCRIPTION = "The pending_id, once the user approved: resumes the 
 _TYPES = {"string": "str", "integer": "int", "number": "float", "boolean": "bool", "null": "None"}
 _MAX_LITERALS = 12  # a longer enum reads as its type; schema(name) lists every value
 _MAX_DEFAULT = 40
+MAX_OPTIONAL = 12
+"""Optional parameters a found tool's signature shows (generated API tools may have dozens)."""
 
 
 def signature(d: ToolDefinition) -> str:
@@ -45,28 +47,41 @@ def signature(d: ToolDefinition) -> str:
 
     Rendered from the JSON schema the arguments are validated against: the required parameters
     first, then the optional ones with their defaults (`= ...`: one the tool works out), typed
-    unless the default says the type (`calendar_id='primary'`). Enums are `Literal`s. A tool that pauses for approval says
-    `Destructive.` after its summary.
+    unless the default says the type (`calendar_id='primary'`); enums are `Literal`s. Past
+    `MAX_OPTIONAL` optional parameters, `**more` stands for the rest, which `schema(name)` lists. A
+    tool that pauses for approval says `Destructive.` after its summary.
     """
-    schema = d.json_schema
-    properties: Mapping[str, Any] = schema.get("properties", {})
-    required = [n for n in schema.get("required", ()) if n in properties]
-    defs = schema.get("$defs", {})
-    filled = _filled(d)
-    parts = [f"{_name(n)}: {_type(properties[n], defs)}" for n in required]
-    for n, prop in properties.items():
-        if n in required:
-            continue
-        kind = _type(prop, defs)
-        if "default" in prop and type(prop["default"]).__name__ == kind:  # 'primary' says str
-            parts.append(f"{_name(n)}={_default(prop['default'])}")
-            continue
-        default = _default(prop["default"]) if "default" in prop else filled.get(n, "...")
-        parts.append(f"{_name(n)}: {kind} = {default}")
-    summary = " ".join(safe_text(d.summary, 300).split())
+    required, optional = _parameters(d)
+    parts = [*required, *optional[:MAX_OPTIONAL]]
+    summary = _sentence(" ".join(safe_text(d.summary, 300).split()))
+    if len(optional) > MAX_OPTIONAL:
+        parts.append("**more")
+        more = len(optional) - MAX_OPTIONAL
+        summary += f" {more} more optional parameter{'s' if more > 1 else ''}: schema(name)."
     if d.is_destructive:
         summary += " Destructive."
     return f"{d.name}({', '.join(parts)})  # {summary}"
+
+
+def _parameters(d: ToolDefinition) -> tuple[list[str], list[str]]:
+    """The required parameters and the optional ones, each as the signature shows it."""
+    schema = d.json_schema
+    properties: Mapping[str, Any] = schema.get("properties", {})
+    names = [n for n in schema.get("required", ()) if n in properties]
+    defs = schema.get("$defs", {})
+    filled = _filled(d)
+    required = [f"{_name(n)}: {_type(properties[n], defs)}" for n in names]
+    optional = []
+    for n, prop in properties.items():
+        if n in names:
+            continue
+        kind = _type(prop, defs)
+        if "default" in prop and type(prop["default"]).__name__ == kind:  # 'primary' says str
+            optional.append(f"{_name(n)}={_default(prop['default'])}")
+            continue
+        default = _default(prop["default"]) if "default" in prop else filled.get(n, "...")
+        optional.append(f"{_name(n)}: {kind} = {default}")
+    return required, optional
 
 
 def stub(d: ToolDefinition) -> str:
@@ -76,8 +91,11 @@ def stub(d: ToolDefinition) -> str:
     (with a number's bounds and the values of an enum too long for its `Literal`), and its first
     example call written as the program would write it.
     """
-    head = signature(d).split("  # ", 1)[0]
-    lines = [f"def {head}:", '    """' + _indented(d.description.strip() or d.summary)]
+    required, optional = _parameters(d)
+    lines = [
+        f"def {d.name}({', '.join([*required, *optional])}):",
+        '    """' + _indented(d.description.strip() or d.summary),
+    ]
     if d.is_destructive:
         lines += ["", "    Destructive: the user approves each call; the program pauses until then."]
     documented = [

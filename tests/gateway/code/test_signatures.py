@@ -8,10 +8,10 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from pydantic import ValidationError
+from pydantic import BaseModel, Field, ValidationError
 from syrupy.assertion import SnapshotAssertion
 
-from gateway import Catalog, Gateway, Policy, ToolContext, run_sync
+from gateway import PARAMS_CONFIG, Catalog, Gateway, Policy, ToolContext, run_sync, tool
 from gateway.arguments import validate_arguments
 from gateway.client_settings import CodeSettings
 from gateway.code import enable
@@ -151,3 +151,38 @@ def test_a_signature_calls_the_tool_as_its_validation_accepts(d: ToolDefinition)
                 validate_arguments(d.model, {**base, p.arg: "not-one-of-them"})
     with pytest.raises(ValidationError):
         validate_arguments(d.model, {**base, "not_a_parameter": 1})
+
+
+class _Wide(BaseModel):
+    model_config = PARAMS_CONFIG
+    gid: str = Field(description="The workspace.")
+    opt_0: int | None = Field(None, description="An option.")
+    opt_1: int | None = Field(None, description="An option.")
+    opt_2: int | None = Field(None, description="An option.")
+    opt_3: int | None = Field(None, description="An option.")
+    opt_4: int | None = Field(None, description="An option.")
+    opt_5: int | None = Field(None, description="An option.")
+    opt_6: int | None = Field(None, description="An option.")
+    opt_7: int | None = Field(None, description="An option.")
+    opt_8: int | None = Field(None, description="An option.")
+    opt_9: int | None = Field(None, description="An option.")
+    opt_10: int | None = Field(None, description="An option.")
+    assignee_any: str | None = Field(None, alias="assignee.any", description="Any of these assignees.")
+    opt_12: int | None = Field(None, description="An option.")
+
+
+@tool(category="tasks", action="search", summary="Search tasks", read_only=True)
+def tasks_search_wide(params: _Wide) -> list[str]:
+    """Search tasks"""
+    return []
+
+
+def test_a_tool_with_many_parameters_shows_twelve_optional_ones_and_points_to_schema_for_the_rest() -> None:
+    (d,) = Catalog([tasks_search_wide])
+    assert signature(d) == (
+        "tasks_search_wide(gid: str, opt_0: int = None, opt_1: int = None, opt_2: int = None, "
+        "opt_3: int = None, opt_4: int = None, opt_5: int = None, opt_6: int = None, opt_7: int = None, "
+        "opt_8: int = None, opt_9: int = None, opt_10: int = None, 'assignee.any': str = None, **more)"
+        "  # Search tasks. 1 more optional parameter: schema(name)."
+    )
+    assert "opt_12: int = None" in stub(d) and "        'assignee.any': Any of these assignees." in stub(d)
