@@ -121,7 +121,7 @@ FOUND_PER_STEP = 2
 
 
 def code_start(play: Play, steps: list[str]) -> None:
-    """Find the tools in one program: for each step of the plan, the best tool as a Python signature.
+    """Find the tools in one program: for each step of the plan, the best tools as Python signatures.
 
     The signatures carry every parameter with its type and default, so the next program can call
     the tools without reading their schemas first.
