@@ -5,17 +5,18 @@
 Each task is played twice in the same run, on a fresh local workspace each time (the demo data,
 Europe/Berlin, the clock at Monday 2026-11-23 09:00), with scripted model turns: once with the three
 meta-tools (discover, read the schemas, invoke; independent calls in one turn, as a good model
-batches them) and once with code mode (discover_tools as well, then a program that returns the
-chosen tools' parameters with their descriptions in full, then a program that does the work and
-returns only what the answer needs). Neither play knows a tool's name before discover_tools shows it.
+batches them) and once with code mode (a program that asks discover() for the two best tools of
+each step of the plan, which it gives as Python signatures, then a program that does the work and
+returns only what the answer needs). No turn names a tool or a parameter before a result has shown
+it to the model: `Play` refuses such a turn.
 Destructive calls are approved by the host as they come, so neither play spends turns on approvals.
 
 What the model reads is counted in cl100k_base tokens (bpe-openai ships the vocabulary): at each
 model turn, its whole context (the tool definitions, the request, every earlier call and result),
 summed over the turns; separately, the results alone; and of those, the results of the work, once
-the tools are found and their parameters read. The target: at least 5x fewer tokens read on the
-tasks that take five or more calls. Both plays must leave the workspace in the same
-state, which the run checks.
+the tools are found and their parameters read (in code mode, after the first program). The
+target: at least 5x fewer tokens on the tasks that take five or more calls. Both plays must leave
+the workspace in the same state, which the run checks.
 
 Then the overhead of code mode itself: starting a program that makes 10 calls of a tool that does
 nothing, the median of 50 runs (target: under 50 ms).

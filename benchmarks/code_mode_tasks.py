@@ -9,8 +9,10 @@ runs them and prints the figures.
 
 from __future__ import annotations
 
+import ast
 import functools
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -48,6 +50,7 @@ class Play:
     turns: int = 0
     calls: int = 0
     log: list[str] = field(default_factory=list)
+    seen: list[str] = field(default_factory=list)  # every result the model has read
 
     def start(self) -> None:
         definitions = anthropic.tools(self.gw.meta)
@@ -57,6 +60,7 @@ class Play:
         """One model turn: it reads its context and makes `calls` (at once); their results join it."""
         self.turns += 1
         self.read += self.context
+        self._only_shown(calls)
         self.context += tokens([{"name": n, "input": a} for n, a in calls])
         out = []
         for name, arguments in calls:
@@ -65,34 +69,64 @@ class Play:
             self.calls += 1
             self.results += tokens(text)
             self.context += tokens(text)
+            self.seen.append(text)
             out.append(json.loads(text))
         return out
+
+    def _only_shown(self, calls: Calls) -> None:
+        """Refuse a turn that names a tool or a parameter no earlier result has shown the model."""
+        shown = "\n".join(self.seen)
+        for name, arguments in calls:
+            for tool, params in _named(name, arguments):
+                unseen = [w for w in (tool, *params) if not re.search(rf"\b{re.escape(w)}\b", shown)]
+                if unseen:
+                    raise AssertionError(
+                        f"{self.request!r}: a turn names {unseen} before any result showed them"
+                    )
 
     def answer(self, text: str) -> None:
         self.turns += 1
         self.read += self.context
 
 
+def _named(name: str, arguments: dict[str, Any]) -> list[tuple[str, list[str]]]:
+    """The tools a model's call names, each with the parameter names it passes."""
+    if name in ("invoke_tool", "get_tool_schema"):
+        return [(arguments["tool_name"], list(arguments.get("parameters", {})))]
+    if name != "run_code":
+        return []
+    named = []
+    for node in ast.walk(ast.parse(arguments["code"])):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "call":
+            tool, *rest = node.args
+            assert isinstance(tool, ast.Constant) and isinstance(tool.value, str), ast.unparse(node)
+            params = [
+                k.value
+                for r in rest
+                if isinstance(r, ast.Dict)
+                for k in r.keys
+                if isinstance(k, ast.Constant)
+            ]
+            params += [k.arg for k in node.keywords if k.arg is not None]
+            named.append((tool.value, params))
+    return named
+
+
 def program(code: str) -> tuple[str, dict[str, Any]]:
     return ("run_code", {"code": code})
 
 
-def schemas_program(names: list[str]) -> str:
-    """Code mode's second turn: the chosen tools' parameters, each with its description in full.
+FOUND_PER_STEP = 2
+"""Tools a code-mode play asks discover() for, for each step of its plan (it picks one of them)."""
 
-    The names come from the discover_tools answer the model has read (it guesses none), and nothing
-    is cut: the descriptions carry the formats, examples and defaults the calls need.
+
+def code_start(play: Play, steps: list[str]) -> None:
+    """Find the tools in one program: for each step of the plan, the best tools as Python signatures.
+
+    The signatures carry every parameter with its type and default, so the next program can call
+    the tools without reading their schemas first.
     """
-    return (
-        "{n: {k: v.get('description', '') for k, v in schema(n)['parameters']['properties'].items()}"
-        f" for n in {names!r}}}"
-    )
-
-
-def code_start(play: Play, query: str, names: list[str]) -> None:
-    """Find the tools as the server's instructions say, then read only what the program needs of them."""
-    play.turn([("discover_tools", {"query": query})])
-    play.turn([program(schemas_program(names))])
+    play.turn([program(f"[t for q in {steps!r} for t in discover(q, limit={FOUND_PER_STEP})['tools']]")])
     play.finding = play.results
 
 
@@ -113,7 +147,7 @@ def remind_attendees(play: Play, code: bool) -> None:
     names = ["calendar_list_events", "gmail_send_message"]
     query = "list calendar events and send email"
     if code:
-        code_start(play, query, names)
+        code_start(play, ["list calendar events", "send an email"])
         play.turn(
             [
                 program(
@@ -150,7 +184,7 @@ def move_tasks(play: Play, code: bool) -> None:
     names = ["tasks_list_tasks", "tasks_update_task"]
     query = "list tasks and change a task's due date"
     if code:
-        code_start(play, query, names)
+        code_start(play, ["list tasks", "change a task's due date"])
         play.turn(
             [
                 program(
@@ -189,7 +223,7 @@ def book_three(play: Play, code: bool) -> None:
     names = ["calendar_find_free_time", "calendar_create_event"]
     query = "find free time and create calendar events"
     if code:
-        code_start(play, query, names)
+        code_start(play, ["find free time", "create a calendar event"])
         play.turn(
             [
                 program(
@@ -223,7 +257,7 @@ def reply_unread(play: Play, code: bool) -> None:
     query = "search email, read a message and reply"
     search = {"query": "is:unread from:example.com -from:newsletter"}
     if code:
-        code_start(play, query, names)
+        code_start(play, ["search email", "read a message", "reply to a message"])
         play.turn(
             [
                 program(
@@ -257,7 +291,7 @@ def meeting_details(play: Play, code: bool) -> None:
     names = ["calendar_list_events", "calendar_get_event"]
     query = "list calendar events and read one event"
     if code:
-        code_start(play, query, names)
+        code_start(play, ["list calendar events", "read one event"])
         play.turn(
             [
                 program(
@@ -281,7 +315,7 @@ def archive_receipts(play: Play, code: bool) -> None:
     query = "search email and archive messages"
     search = {"query": "label:Receipts is:read"}
     if code:
-        code_start(play, query, names)
+        code_start(play, ["search email", "archive messages"])
         play.turn(
             [
                 program(

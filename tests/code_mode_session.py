@@ -29,8 +29,7 @@ PAGE = Path(__file__).resolve().parents[1] / "docs" / "code-mode.md"
 _BLOCK = re.compile(r"(## A real session\n.*?```text\n)(.*?)(```\n)", re.S)
 
 FIND = """\
-found = [t['name'] for t in discover('list calendar events and send email')['tools']]
-{n: list(schema(n)['parameters']['properties']) for n in found if n.endswith(('list_events', 'send_message'))}"""
+[t for q in ['list calendar events', 'send an email'] for t in discover(q, limit=2)['tools']]"""
 
 TYPO = """\
 events = call('calendar_list_events', {'start': 'tomorrow', 'end': 'tomorrow'})['events']

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from benchmarks import code_mode
+from benchmarks.code_mode_tasks import Play, invoke, program
 
 
 @pytest.mark.filterwarnings("ignore:open_binary:DeprecationWarning")  # bpe-openai reading its vocabulary
@@ -13,3 +14,17 @@ def test_both_plays_of_every_task_leave_the_workspace_alike_and_code_mode_reads_
     assert len(rows) >= 6
     for row in rows:
         assert row.code.results < row.meta.results and row.code.turns < row.meta.turns, row.task
+
+
+def test_a_play_refuses_a_turn_that_names_a_tool_or_parameter_no_result_has_shown() -> None:
+    with code_mode.workspace(True) as gw:
+        play = Play(gw, "Archive my read receipts.")
+        play.start()
+        with pytest.raises(AssertionError, match="gmail_archive"):
+            play.turn([program("call('gmail_archive', {'message_ids': []})")])
+        play.turn([program("discover('archive messages', limit=1)['tools']")])
+        with pytest.raises(AssertionError, match="thread_ids"):
+            play.turn([program("call('gmail_archive', thread_ids=[])")])
+        with pytest.raises(AssertionError, match="gmail_search_messages"):
+            play.turn([invoke("gmail_search_messages", {})])
+        play.turn([program("call('gmail_archive', message_ids=['m1'])")])  # shown: it runs

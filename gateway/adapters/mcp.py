@@ -26,12 +26,13 @@ _INSTRUCTIONS = (
 
 _CODE_INSTRUCTIONS = (
     "This server reaches a catalog of {total} tools through four meta-tools; the catalog's tools are "
-    "not listed directly. Never guess a tool name or its parameters: call discover_tools (a few words "
-    "of what you want to do, or no arguments for an overview), then read the parameters of the tools "
-    "you chose (get_tool_schema, or schema(name) in a program). For one call, use invoke_tool. For several calls, or one for each item of a list, write one "
-    "program for run_code: call(name, args) runs a tool inside it, and only what it prints and the "
-    "value of its last line come back, so return just what you need. Destructive tools need the user's approval; invoke_tool and "
-    "run_code say when."
+    "not listed directly. Never guess a tool name or its parameters. For one call: discover_tools (a "
+    "few words of what you want to do, or no arguments for an overview), get_tool_schema for the tool "
+    "you chose, then invoke_tool. For several calls, or one for each item of a list, use run_code: a "
+    "first program finds the tools (discover(query) gives each as a Python signature), the next calls "
+    "them with call(name, args); only what it prints and the value of its last line come back, so "
+    "return just what you need. Destructive tools need the user's approval; invoke_tool and run_code "
+    "say when."
 )
 
 

@@ -28,7 +28,8 @@ from pydantic import BaseModel, ValidationError
 from ..audit import Auditor, Outcome
 from ..client_settings import CodeSettings
 from ..confirmation import ConfirmationGate
-from ..context import ErrorInfo, PendingConfirmation, ToolContext, ToolResult
+from ..context import ErrorInfo, PendingConfirmation, Principal, ToolContext, ToolResult
+from ..definition import ToolDefinition
 from ..errors import ToolFailed, ToolInputError
 from ..meta_tools import Backend as MetaBackend
 from ..meta_tools import DiscoverParams
@@ -47,6 +48,8 @@ class Backend(MetaBackend, Protocol):
 
     gate: ConfirmationGate
     auditor: Auditor
+
+    def lookup(self, name: str, principal: Principal) -> ToolDefinition | None: ...
 
 
 @dataclass(frozen=True)
@@ -241,17 +244,23 @@ class Programs:
             cursor=params.cursor,
             session=ctx.session_id,
         )
-        return _Value(to_jsonable(page))
+        # Only what the page lists, looked up for the same principal: a hidden tool stays unseen.
+        shown = [t["name"] for t in page.get("tools", ())]
+        definitions = {n: d for n in shown if (d := self.backend.lookup(n, ctx.principal)) is not None}
+        return _Value(to_jsonable(text.found(page, definitions)))
 
     def _schema(self, program: Program, asked: Asked) -> _Value | _Raise:
         name = asked.args[0] if asked.args else asked.kwargs.get("name")
         if not isinstance(name, str):
             return _Raise(TypeError("schema(name): name is a tool's name, as a string"))
-        try:
-            return _Value(to_jsonable(self.backend.schema(program.ctx.principal, name[:200])))
+        principal = program.ctx.principal
+        try:  # the gateway's answer first: its policy, and its error for a name it does not know
+            answer = self.backend.schema(principal, name[:200])
         except (ToolInputError, ToolFailed) as exc:
             program.failed = "schema"
             return _Raise(RuntimeError(text.tool_error("schema", error_info(exc))))
+        d = self.backend.lookup(answer["name"], principal)
+        return _Value(text.stub(d) if d is not None else to_jsonable(answer))
 
     # -- endings -------------------------------------------------------------------------------
 

@@ -3,28 +3,196 @@
 Designed once here, as `gateway/rendering.py` designs the meta-tools' texts, and pinned by
 snapshot tests. Each error says what the program had done when it stopped: calls already made
 ran, and the model must not make them again.
+
+A program finds tools as Python signatures (`signature`): a model that writes Python reads one
+line per tool, and writes its calls from it without a separate turn for the JSON schema.
 """
 
 from __future__ import annotations
 
+import keyword
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from ..context import ErrorInfo
-from ..rendering import safe_text
+from ..definition import ToolDefinition
+from ..rendering import safe_text, to_jsonable
 
 NAME = "run_code"
 
 DESCRIPTION = (
     "Run a short Python program that calls tools; only its result comes back (the value of its last "
-    "line). In it: call(name, args) runs a tool and returns its output; discover(query) finds tools; "
-    "schema(name) gives a tool's parameters. A failed call raises ToolError; a call the user declines "
-    "raises Declined. A destructive call pauses the program and returns a pending_id: ask the user, and "
-    "once they approve, call run_code again with confirmation set to it; the program resumes where it "
-    "stopped. No files, network or imports beyond json, re, math and datetime."
+    "line). In it: discover(query, limit=10)['tools'] finds tools, as Python signatures; schema(name) "
+    "describes one in full; call(name, args) or call(name, **args) runs one and returns its output. A "
+    "failed call raises ToolError; a call the user declines raises Declined. A destructive call pauses "
+    "the program and returns a pending_id: ask the user, and once they approve, call run_code again "
+    "with confirmation set to it; the program resumes where it stopped. No files, network or imports "
+    "beyond json, re, math and datetime."
 )
 CODE_DESCRIPTION = "The program; the value of its last line is the result."
 CONFIRMATION_DESCRIPTION = "The pending_id, once the user approved: resumes the paused program."
+
+# -- found tools, as a program calls them ---------------------------------------------------------
+
+_TYPES = {"string": "str", "integer": "int", "number": "float", "boolean": "bool", "null": "None"}
+_MAX_LITERALS = 12  # a longer enum reads as its type; schema(name) lists every value
+_MAX_DEFAULT = 40
+MAX_OPTIONAL = 12
+"""Optional parameters a found tool's signature shows (generated API tools may have dozens)."""
+
+
+def signature(d: ToolDefinition) -> str:
+    """One tool as a program calls it: `name(required, ..., optional=default, ...)  # summary`.
+
+    Rendered from the JSON schema the arguments are validated against: the required parameters
+    first, then the optional ones with their defaults (`= ...`: one the tool works out), typed
+    unless the default says the type (`calendar_id='primary'`); enums are `Literal`s. Past
+    `MAX_OPTIONAL` optional parameters, `**more` stands for the rest, which `schema(name)` lists. A
+    tool that pauses for approval says `Destructive.` after its summary.
+    """
+    required, optional = _parameters(d)
+    parts = [*required, *optional[:MAX_OPTIONAL]]
+    summary = _sentence(" ".join(safe_text(d.summary, 300).split()))
+    if len(optional) > MAX_OPTIONAL:
+        parts.append("**more")
+        more = len(optional) - MAX_OPTIONAL
+        summary += f" {more} more optional parameter{'s' if more > 1 else ''}: schema(name)."
+    if d.is_destructive:
+        summary += " Destructive."
+    return f"{d.name}({', '.join(parts)})  # {summary}"
+
+
+def _parameters(d: ToolDefinition) -> tuple[list[str], list[str]]:
+    """The required parameters and the optional ones, each as the signature shows it."""
+    schema = d.json_schema
+    properties: Mapping[str, Any] = schema.get("properties", {})
+    names = [n for n in schema.get("required", ()) if n in properties]
+    defs = schema.get("$defs", {})
+    filled = _filled(d)
+    required = [f"{_name(n)}: {_type(properties[n], defs)}" for n in names]
+    optional = []
+    for n, prop in properties.items():
+        if n in names:
+            continue
+        kind = _type(prop, defs)
+        if "default" in prop and type(prop["default"]).__name__ == kind:  # 'primary' says str
+            optional.append(f"{_name(n)}={_default(prop['default'])}")
+            continue
+        default = _default(prop["default"]) if "default" in prop else filled.get(n, "...")
+        optional.append(f"{_name(n)}: {kind} = {default}")
+    return required, optional
+
+
+def stub(d: ToolDefinition) -> str:
+    """schema()'s answer inside a program: the tool as a Python stub with a Google-style docstring.
+
+    Its signature, its description, whether it pauses for approval, each parameter's description
+    (with a number's bounds and the values of an enum too long for its `Literal`), and its first
+    example call written as the program would write it.
+    """
+    required, optional = _parameters(d)
+    lines = [
+        f"def {d.name}({', '.join([*required, *optional])}):",
+        '    """' + _indented(d.description.strip() or d.summary),
+    ]
+    if d.is_destructive:
+        lines += ["", "    Destructive: the user approves each call; the program pauses until then."]
+    documented = [
+        f"        {_name(n)}: {_indented(about, 12)}"
+        for n, prop in d.json_schema.get("properties", {}).items()
+        if (about := _about(prop))
+    ]
+    if documented:
+        lines += ["", "    Args:", *documented]
+    if d.example_calls:
+        arguments = [
+            f"{k}={v!r}" if _name(k) == k else f"**{{{k!r}: {v!r}}}"
+            for k, v in to_jsonable(d.example_calls[0]).items()
+        ]
+        lines += ["", f"    Example: call({', '.join([repr(d.name), *arguments])})"]
+    return "\n".join(lines) + '\n    """'
+
+
+def _about(prop: Mapping[str, Any]) -> str:
+    """A parameter's description with what its annotation cannot say: a number's bounds, long enums."""
+    text = " ".join(str(prop.get("description", "")).split())
+    low, high = prop.get("minimum"), prop.get("maximum")
+    if low is not None and high is not None:
+        text += f" ({low} to {high})"
+    elif low is not None or high is not None:
+        text += f" (at least {low})" if low is not None else f" (at most {high})"
+    values = prop.get("enum")
+    if isinstance(values, list) and len(values) > _MAX_LITERALS:
+        text += f" One of: {', '.join(map(repr, values))}."
+    return text.strip()
+
+
+def _indented(text: str, by: int = 4) -> str:
+    """Text inside the docstring: its own lines indented, and unable to end it early."""
+    lines = [safe_text(line, 2000).replace('"""', "'''").rstrip() for line in text[:8000].splitlines()]
+    return "\n".join([lines[0], *(" " * by + line if line else "" for line in lines[1:])]) if lines else ""
+
+
+def _name(name: str) -> str:
+    return name if name.isidentifier() and not keyword.iskeyword(name) else repr(safe_text(name, 80))
+
+
+def _filled(d: ToolDefinition) -> dict[str, str]:
+    """Defaults the JSON schema leaves out, by schema name: None, and an empty list or dict made fresh."""
+    out = {}
+    for name, info in d.model.model_fields.items():
+        if info.is_required():
+            continue
+        factory = info.default_factory
+        if factory is None and info.default is None:
+            out[info.alias or name] = "None"
+        elif factory in (list, dict):
+            out[info.alias or name] = repr(factory())
+    return out
+
+
+def _default(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= _MAX_DEFAULT else "..."
+
+
+def _type(prop: Mapping[str, Any], defs: Mapping[str, Any], depth: int = 0) -> str:
+    """A JSON schema as a Python type annotation (what a program passes)."""
+    ref = prop.get("$ref")
+    if isinstance(ref, str) and depth < 8:
+        target = defs.get(ref.rsplit("/", 1)[-1], {})
+        return _type(target, defs, depth + 1)
+    values = prop["enum"] if "enum" in prop else [prop["const"]] if "const" in prop else None
+    if isinstance(values, list) and 0 < len(values) <= _MAX_LITERALS:
+        return f"Literal[{', '.join(_default(v) for v in values)}]"
+    options = prop.get("anyOf") or prop.get("oneOf")
+    if isinstance(options, list) and options and depth < 8:
+        return " | ".join(dict.fromkeys(_type(o, defs, depth + 1) for o in options))
+    kind = prop.get("type")
+    if isinstance(kind, list):
+        return " | ".join(dict.fromkeys(_type({**prop, "type": k}, defs, depth + 1) for k in kind))
+    if kind == "array":
+        items = prop.get("items")
+        return f"list[{_type(items, defs, depth + 1)}]" if isinstance(items, dict) and items else "list"
+    if kind == "object" or "properties" in prop:
+        return "dict"
+    return _TYPES.get(kind, "Any") if isinstance(kind, str) else "Any"
+
+
+def found(page: Mapping[str, Any], definitions: Mapping[str, ToolDefinition]) -> dict[str, Any]:
+    """discover()'s answer inside a program: the page's tools as signatures.
+
+    `definitions`: the page's tools by name (as the caller may see them). The page's next step,
+    which speaks of get_tool_schema and invoke_tool, is left out when tools were found.
+    """
+    if "tools" not in page or not page["tools"]:
+        return dict(page)
+    out: dict[str, Any] = {
+        "tools": [signature(definitions[t["name"]]) for t in page["tools"] if t["name"] in definitions]
+    }
+    out.update((k, v) for k, v in page.items() if k not in ("tools", "next_step"))
+    return out
 
 
 def done(calls: Sequence[str]) -> str:

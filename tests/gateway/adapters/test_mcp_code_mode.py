@@ -48,7 +48,10 @@ def test_serve_with_code_lists_run_code_after_the_three_meta_tools(tmp_path: Pat
                 "run_code",
             ]
             assert listed[3].title == "Run a program"
-            assert client.instructions is not None and "write one program for run_code" in client.instructions
+            assert (
+                client.instructions is not None
+                and "use run_code: a first program finds the tools" in client.instructions
+            )
             ran = await client.call_tool(
                 "run_code", {"code": "call('notes_create', {'title': 'milk'})['id']"}
             )
