@@ -41,6 +41,10 @@ EVERYDAY_VERBS = {
     **dict.fromkeys(["open", "display"], "read"),
     **dict.fromkeys(["locate", "seek", "hunt", "dig"], "search"),
 }  # fmt: skip
+SHOWING = frozenset(["show", "browse"])
+"""Verbs that ask to be shown something, whichever lookup finds it: "show the notes Kim sent" is a
+search, "show every label" a list, "show me Kim's note in full" a read. The action vocabulary reads
+them as list (a tool's own verb: `show_tables` lists); in a request, its other words say which."""
 # A verb and a word later in its clause that together mean one action: "call the meeting off",
 # "take it off my calendar", "drop Sam a line", "tick it off", "pull up the notes".
 EVERYDAY_PHRASAL = {

@@ -33,7 +33,7 @@ from .ranking import MAX_QUERY_CHARS, Ranking, blend_boosts
 from .semantic import Vectors, dense_layer, embedder, embedding_text, param_names, semantic_available
 from .text import stem
 from .typos import Corrector
-from .unsaid import everyday, proper_names
+from .unsaid import everyday, proper_names, shown
 from .verbs import analyse
 
 _log = logging.getLogger(__name__)
@@ -208,6 +208,7 @@ class SearchIndex(Ranking):
     def query_terms(self, query: str) -> dict[str, float]:
         """The weighted index terms a query looks for: its words, typo corrections and action concepts."""
         counted, actions = (everyday if self._agreeing else analyse)(query[:MAX_QUERY_CHARS])[:2]
+        lookups = shown(query[:MAX_QUERY_CHARS]) if self._agreeing else ()  # "show ...": any lookup
         names = proper_names(query[:MAX_QUERY_CHARS]) if self._agreeing else frozenset()
         terms: dict[str, float] = {}
         # Each distinct word once (a long request repeats its words), counted by its occurrences.
@@ -219,10 +220,10 @@ class SearchIndex(Ranking):
                 if corrected is not None:
                     token, weight = corrected, _TYPO_WEIGHT
             terms[token] = terms.get(token, 0.0) + weight * count
-        for action in actions:
+        for action in (*actions, *lookups):
             terms[ACTION_MARK + action] = _SYNONYM_WEIGHT
             stemmed = stem(action)
-            if stemmed not in terms:
+            if stemmed not in terms and action in actions:
                 terms[stemmed] = _SYNONYM_WEIGHT
         known = {t: w for t, w in terms.items() if t in self._terms}
         if len(known) > MAX_QUERY_TERMS:

@@ -127,6 +127,11 @@ def _longer(named: frozenset[str], objects: frozenset[str]) -> bool:
     return any(end != word and end.startswith(word) and end not in named for end in ends for word in named)
 
 
+def several(raw: Sequence[str]) -> bool:
+    """Whether a request is about several things ("show emails from Sam"), not one to read."""
+    return _MANY in request_object(raw)
+
+
 def request_object(raw: Sequence[str]) -> tuple[str, ...]:
     """The stemmed words of what a request is about: the first run of words that are not stop words
     after its verb or question ("show emails from my boss": emails; "what's on my to-do list": todo),

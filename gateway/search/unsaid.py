@@ -14,7 +14,8 @@ import re
 from functools import lru_cache
 
 from ..actions import normalize_action
-from .everyday import EVERYDAY_PHRASAL, EVERYDAY_VERBS, POLITE
+from .everyday import EVERYDAY_PHRASAL, EVERYDAY_VERBS, POLITE, SHOWING
+from .objects import several
 from .text import STOP_WORDS, stem, words
 from .verbs import _DETERMINERS, AMBIGUOUS_VERBS, LOOKUPS, analyse, asked, happened_verbs, phrasal
 
@@ -66,6 +67,18 @@ def unsaid(request: str) -> tuple[frozenset[str], frozenset[str], str | None, st
         idiom,
         " ".join(kept),
     )
+
+
+def shown(request: str) -> tuple[str, ...]:
+    """The lookups an order to show something may ask (`everyday.SHOWING`): every one, as its whole
+    reading does ("show every label" lists, "show the notes Kim sent" searches), so that it matches no
+    lookup's action more than another; but not to read one when it names several things. Empty for
+    any other request."""
+    raw = phrasal(words(request))
+    raw = raw[_lead(raw) :]
+    if not raw or raw[0] not in SHOWING or asked(raw) != LOOKUPS:
+        return ()
+    return tuple(a for a in LOOKUPS if a != "read") if several(raw) else LOOKUPS
 
 
 def proper_names(request: str) -> frozenset[str]:

@@ -3,6 +3,8 @@ who gets a message, a verb it refuses, what a question says happened, what to do
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from gateway.search import SearchIndex, semantic_available
@@ -69,6 +71,18 @@ def test_a_verb_whose_order_asks_another_action_is_not_looked_for_as_its_own() -
     assert "create" in everyday("make a booking for dinner at 8pm")[1]
 
 
+def test_an_order_to_show_something_looks_for_every_lookup_alike() -> None:
+    index = SearchIndex(CATALOG, semantic=False)
+    several = index.query_terms("show the invoices Kim sent in june")
+    assert several["!list"] == several["!search"] and "!read" not in several  # several: none to read
+    one = index.query_terms("please show me the note from Kim")
+    assert one["!list"] == one["!search"] == one["!read"]
+    assert "search" not in one  # the concept, not the word: a tool's name saying "search" is no nearer
+    assert "!search" not in index.query_terms("list the invoices Kim sent")  # "list" says which
+    bare = SearchIndex([replace(d, examples=()) for d in CATALOG], semantic=False)
+    assert "!search" not in bare.query_terms("show the invoices Kim sent in june")  # no users' words
+
+
 def test_a_name_is_never_corrected_as_a_misspelling() -> None:
     index = SearchIndex(CATALOG, semantic=False)
     assert "list" in index.query_terms("meet with lisa on friday")  # a lowercase word may be a typo
@@ -105,6 +119,9 @@ def test_an_order_for_something_new_does_not_agree_with_a_tool_that_needs_an_exi
         ("make the dentist 4pm instead", "calendar_update_event"),
         ("what's the address for the offsite", "calendar_get_event"),
         ("show the tasks in my garden list", "tasks_list_tasks"),
+        # "show" asks any lookup: a list tool that lists other things (labels) is no nearer.
+        ("show emails from the bank this month", "gmail_search_messages"),
+        ("show messages about the car insurance", "gmail_search_messages"),
     ],
 )
 def test_an_everyday_request_finds_its_tool_first(index: SearchIndex, request_text: str, tool: str) -> None:
