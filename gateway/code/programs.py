@@ -85,7 +85,7 @@ class Programs:
             functions=FUNCTIONS,
             checkout_timeout=settings.wall_seconds,
         )
-        self._paused = PausedPrograms(settings, lambda: backend.gate)  # a host may replace its gate
+        self._paused = PausedPrograms(settings, backend)
 
     # -- the tool's entry point ------------------------------------------------------------
 
@@ -128,6 +128,7 @@ class Programs:
             self._paused.keep(paused)
             return _error(ctx, text.other_program())
         if self.backend.gate.now() > paused.pending.expires_at:
+            paused.end("confirmation_expired", self.backend)
             return _error(ctx, text.expired(program.calls))
         result = await self.backend.invoke(
             paused.tool,
@@ -175,7 +176,7 @@ class Programs:
                     raise _Stop(self._wall(program)) from None
                 if isinstance(answer, _Pause):
                     program.printed.append(run.printed.output)  # the restored program prints afresh
-                    dumped = self._dump(run, program, answer.pending)
+                    dumped = self._dump(run, program, answer)
                     self._paused.keep(Paused(program, dumped, answer.tool, answer.pending, program.attempts))
                     return ToolResult(text.NAME, ctx.call_id, "confirmation_required", pending=answer.pending)
                 step = await self._give(program, run, answer)
@@ -302,7 +303,7 @@ class Programs:
 
     # -- paused programs ------------------------------------------------------------------------
 
-    def _dump(self, run: Run, program: Program, pending: PendingConfirmation) -> bytes:
+    def _dump(self, run: Run, program: Program, pause: _Pause) -> bytes:
         """The waiting program's state; a state too large to keep ends the program, its call declined."""
         try:
             dumped: bytes | None = run.dump()
@@ -310,7 +311,9 @@ class Programs:
             log.warning("a program could not be paused: the sandbox could not dump its state")
             dumped = None
         if dumped is None or len(dumped) > self._paused.budget:
-            self.backend.gate.deny(pending.pending_id)
+            Paused(program, b"", pause.tool, pause.pending, program.attempts).end(
+                "max_paused_mb", self.backend
+            )
             what = (
                 "its state is too large to keep while it waits for an approval "
                 f"([code] max_paused_mb: {self.settings.max_paused_mb} MB)"
