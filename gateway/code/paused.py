@@ -27,6 +27,10 @@ its confirmation expired, room was made under `[code] max_paused` or `max_paused
 state alone was over `max_paused_mb`), or the gateway stopped."""
 
 
+Refusal = Literal["theirs", "changed"]
+"""Why a program is not handed back: another principal's, or its own with other roles, agent or toolsets."""
+
+
 class Host(Protocol):
     """What paused programs need of the gateway, looked up when needed (a host may replace its gate)."""
 
@@ -130,21 +134,23 @@ class PausedPrograms:
             self._paused[paused.pending.pending_id] = paused
         self._end(ended)  # their calls will not run
 
-    def take(self, pending_id: str, principal: Principal) -> tuple[Paused | None, bool]:
-        """(the program paused on `pending_id`, no longer held; whether it is another principal's).
+    def take(self, pending_id: str, principal: Principal) -> Paused | Refusal | None:
+        """The program paused on `pending_id`, no longer held; None when there is none.
 
-        Another principal's program stays where it is and is not returned. A principal is the
-        same only with the same roles, agent and toolsets as when its program paused (see
-        docs/code-mode.md: a change of roles may be a revocation).
+        A program is only its principal's to take: the same id with the same roles, agent and
+        toolsets as when it paused (a change of roles may be a revocation, and the rest of the
+        program would run with the roles it was started with). Refused, it stays where it is.
         """
         with self._lock:
             expired = self._expired(but=pending_id)
             paused = self._paused.get(pending_id)
-            theirs = paused is not None and paused.program.ctx.principal != principal
-            if paused is not None and not theirs:
+            refused: Refusal | None = None
+            if paused is not None and paused.program.ctx.principal != principal:
+                refused = "changed" if paused.owner == principal.id else "theirs"
+            elif paused is not None:
                 del self._paused[pending_id]
         self._end(expired)
-        return (None, True) if theirs else (paused, False)
+        return refused or paused
 
     def ids(self) -> list[str]:
         """The pending ids programs wait on, oldest first."""

@@ -119,9 +119,11 @@ class Programs:
         return await self._drive(program, run, step, began)
 
     async def _resume(self, pending_id: str, code: str | None, ctx: ToolContext) -> ToolResult:
-        paused, theirs = self._paused.take(pending_id, ctx.principal)
-        if paused is None or theirs:  # another principal's program is not there for this caller
-            elsewhere = not theirs and self.backend.gate.store.get(pending_id) is not None
+        paused = self._paused.take(pending_id, ctx.principal)
+        if paused == "changed":  # its own principal, but not as it was: see docs/code-mode.md
+            return _error(ctx, text.principal_changed())
+        if not isinstance(paused, Paused):  # another principal's program is not there for this caller
+            elsewhere = paused is None and self.backend.gate.store.get(pending_id) is not None
             return _error(ctx, text.not_paused(elsewhere))
         program = paused.program
         if code is not None and code.strip() and code != program.code:
