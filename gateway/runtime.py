@@ -29,7 +29,7 @@ from .settings import DenseSettings
 from .stores import close_store, open_store
 from .telemetry.setup import open_telemetry
 from .toolset import ProviderOptions, load_provider
-from .usage import Limits, RedisUsageStore, SqliteUsageStore, Usage, UsageStore
+from .usage import Limits, RedisUsageStore, SessionTracker, SqliteUsageStore, Usage, UsageStore
 
 log = logging.getLogger("gateway")
 
@@ -135,7 +135,10 @@ def open_usage(settings: Settings) -> Usage | None:
     except (OSError, sqlite3.Error) as exc:
         log.warning("learning from use is off: cannot open %s (%s)", settings.usage_path, exc)
         return None
-    return Usage(store, min_principals=config.min_principals)
+    tracker = SessionTracker(
+        max_sessions=config.max_sessions, max_sessions_per_principal=config.max_sessions_per_principal
+    )
+    return Usage(store, tracker=tracker, min_principals=config.min_principals)
 
 
 def _private_files(settings: Settings) -> list[Path]:

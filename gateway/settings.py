@@ -130,6 +130,9 @@ class UsageSettings(_Section):
     max_pairs_per_principal_per_day: int = Field(500, ge=1)
     # Distinct principals a pair needs before it moves anyone else's ranking (one's own count at once).
     min_principals: int = Field(3, ge=1)
+    # Sessions whose searches are remembered at once, and of one principal (its own go first).
+    max_sessions: int = Field(10_000, ge=1)
+    max_sessions_per_principal: int = Field(1_000, ge=1)
     half_life_days: float = Field(30.0, gt=0)
     retention_days: float = Field(180.0, gt=0)
 

@@ -64,7 +64,8 @@ def terminal_approver(assume_yes: bool) -> TerminalApprover:
 
 
 def list_pending(gw: Gateway, args: argparse.Namespace) -> int:
-    """The calls waiting for a human, oldest first: what each will do, and its id."""
+    """The calls waiting for a human, oldest first: what each will do, its id, who made it and through
+    which toolsets (those the caller was confined to: an endpoint's, a bound token's)."""
     waiting = gw.gate.pending()
     if args.json:
         print(
@@ -76,6 +77,7 @@ def list_pending(gw: Gateway, args: argparse.Namespace) -> int:
                         "preview": p.preview,
                         "parameters": to_jsonable(p.parameters),
                         "principal": p.principal,
+                        "toolsets": list(p.toolsets),
                         "expires_at": p.expires_at,
                     }
                     for p in waiting
@@ -88,6 +90,8 @@ def list_pending(gw: Gateway, args: argparse.Namespace) -> int:
     for p in waiting:
         left = max(0, round(p.expires_at - time.time()))
         who = shown(p.principal)
+        if p.toolsets:  # the endpoint's or the bound token's: what the caller could see and do
+            who += f", through toolset{'s' if len(p.toolsets) > 1 else ''} {shown(', '.join(p.toolsets))}"
         print(f"{p.pending_id}  {shown(p.tool)}  (for {who}, expires in {left} s)\n{wrapped(p.preview)}")
     return 0
 

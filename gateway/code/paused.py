@@ -4,19 +4,38 @@ Each paused program belongs to the principal that ran it: only that principal ta
 resume it. The held states are bounded in number (`[code] max_paused`) and in bytes (`[code]
 max_paused_mb`); when a new pause needs room, the principal holding the most (the newcomer counted)
 ends its own oldest program first, so one principal's pauses never end another's while it holds more.
-A program that ends here has its pending call declined: it will not run.
+A program that ends here has its pending call declined, approved or not: it will not run. Each
+decline leaves an audit line for that call (outcome `refused`, as a redeemed confirmation past its
+expiry has) whose error code says why (`Ending`).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import threading
-from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Literal, Protocol
 
+from ..audit import Auditor
 from ..client_settings import CodeSettings
 from ..confirmation import ConfirmationGate
 from ..context import PendingConfirmation, Principal, ToolContext
+
+Ending = Literal["confirmation_expired", "max_paused", "max_paused_mb", "gateway_stopping"]
+"""Why a paused program ended before it resumed, as the audit line of its declined call says:
+its confirmation expired, room was made under `[code] max_paused` or `max_paused_mb` (or its
+state alone was over `max_paused_mb`), or the gateway stopped."""
+
+
+Refusal = Literal["theirs", "changed"]
+"""Why a program is not handed back: another principal's, or its own with other roles, agent or toolsets."""
+
+
+class Host(Protocol):
+    """What paused programs need of the gateway, looked up when needed (a host may replace its gate)."""
+
+    gate: ConfirmationGate
+    auditor: Auditor
 
 
 @dataclass
@@ -55,19 +74,44 @@ class Paused:
         """What it holds in memory, roughly: its state and what it printed before each pause."""
         return len(self.dumped) + sum(len(text) for text in self.program.printed)
 
+    def end(self, why: Ending, host: Host) -> None:
+        """Decline the call the program waits on, approved or not, with an audit line saying `why`.
+
+        The line is the call's own (its call id `<program's call id>.<n>`, as its
+        `pending_confirmation` line): outcome `refused`, error code `why`. A call already decided
+        (a person declined it) is left as it is, and no line is added.
+        """
+        declined = host.gate.store.transition(self.pending.pending_id, ("pending", "approved"), "denied")
+        if declined is None:
+            return
+        ctx = self.program.inner(self.n)
+        host.auditor.log(
+            principal=ctx.principal.id,
+            session=ctx.session_id,
+            call_id=ctx.call_id,
+            tool=self.tool,
+            outcome="refused",
+            error_code=why,
+            params=self.pending.parameters,
+            agent=ctx.principal.agent,
+            toolsets=ctx.principal.toolsets,
+        )
+
 
 class PausedPrograms:
     """The paused programs of one gateway process, by pending id, oldest first.
 
+    Expired programs are ended when the gateway next looks (a pause, a resume, a listing, a stop).
+
     Args:
         settings: `[code]`: `max_paused` and `max_paused_mb` bound what is held.
-        gate: the gateway's confirmation gate, looked up when needed: its clock (a program expires
-            with its confirmation), and it declines the pending call of a program that ends here.
+        host: the gateway: its gate's clock (a program expires with its confirmation), the gate
+            that declines the pending call of a program that ends here, and the audit log.
     """
 
-    def __init__(self, settings: CodeSettings, gate: Callable[[], ConfirmationGate]) -> None:
+    def __init__(self, settings: CodeSettings, host: Host) -> None:
         self.settings = settings
-        self._gate = gate
+        self._host = host
         self._paused: dict[str, Paused] = {}
         self._lock = threading.Lock()
 
@@ -78,46 +122,64 @@ class PausedPrograms:
 
     def keep(self, paused: Paused) -> None:
         """Hold `paused` until it is taken back, making room as the bounds require."""
-        now = self._gate().now()
-        ended: list[Paused] = []
+        ended: list[tuple[Paused, Ending]] = []
         with self._lock:
-            for pid, p in list(self._paused.items()):
-                if p.pending.expires_at < now:
-                    del self._paused[pid]
+            ended += self._expired()
             while self._paused and (
-                full := len(self._paused) >= self.settings.max_paused
+                (full := len(self._paused) >= self.settings.max_paused)
                 or sum(p.size for p in self._paused.values()) + paused.size > self.budget
             ):
-                ended.append(self._paused.pop(self._to_end(paused, by_bytes=not full)))
+                made_room = self._paused.pop(self._to_end(paused, by_bytes=not full))
+                ended.append((made_room, "max_paused" if full else "max_paused_mb"))
             self._paused[paused.pending.pending_id] = paused
-        for p in ended:  # they make room: their calls will not run
-            self._gate().deny(p.pending.pending_id)
+        self._end(ended)  # their calls will not run
 
-    def take(self, pending_id: str, principal: Principal) -> tuple[Paused | None, bool]:
-        """(the program paused on `pending_id`, no longer held; whether it is another principal's).
+    def take(self, pending_id: str, principal: Principal) -> Paused | Refusal | None:
+        """The program paused on `pending_id`, no longer held; None when there is none.
 
-        Another principal's program stays where it is and is not returned.
+        A program is only its principal's to take: the same id with the same roles, agent and
+        toolsets as when it paused (a change of roles may be a revocation, and the rest of the
+        program would run with the roles it was started with). Refused, it stays where it is.
         """
         with self._lock:
+            expired = self._expired(but=pending_id)
             paused = self._paused.get(pending_id)
+            refused: Refusal | None = None
             if paused is not None and paused.program.ctx.principal != principal:
-                return None, True
-            if paused is not None:
+                refused = "changed" if paused.owner == principal.id else "theirs"
+            elif paused is not None:
                 del self._paused[pending_id]
-            return paused, False
+        self._end(expired)
+        return refused or paused
 
     def ids(self) -> list[str]:
         """The pending ids programs wait on, oldest first."""
         with self._lock:
-            return list(self._paused)
+            expired = self._expired()
+            ids = list(self._paused)
+        self._end(expired)
+        return ids
 
     def end_all(self) -> int:
         """End every paused program, declining its pending call; how many there were."""
         with self._lock:
-            paused, self._paused = list(self._paused.values()), {}
-        for p in paused:
-            self._gate().deny(p.pending.pending_id)
-        return len(paused)
+            expired = self._expired()
+            stopping: list[tuple[Paused, Ending]] = [(p, "gateway_stopping") for p in self._paused.values()]
+            self._paused = {}
+        self._end([*expired, *stopping])
+        return len(expired) + len(stopping)
+
+    def _expired(self, but: str | None = None) -> list[tuple[Paused, Ending]]:
+        """The programs whose confirmation expired (but the one on `but`), no longer held. Under the lock."""
+        now = self._host.gate.now()
+        ended = [p for pid, p in self._paused.items() if p.pending.expires_at < now and pid != but]
+        for p in ended:
+            del self._paused[p.pending.pending_id]
+        return [(p, "confirmation_expired") for p in ended]
+
+    def _end(self, ended: list[tuple[Paused, Ending]]) -> None:
+        for paused, why in ended:
+            paused.end(why, self._host)
 
     def _to_end(self, newcomer: Paused, *, by_bytes: bool) -> str:
         """The program that makes room: the oldest of the principal holding the most programs (or

@@ -88,7 +88,7 @@ class Programs:
             functions=FUNCTIONS,
             checkout_timeout=settings.wall_seconds,
         )
-        self._paused = PausedPrograms(settings, lambda: backend.gate)  # a host may replace its gate
+        self._paused = PausedPrograms(settings, backend)
 
     # -- the tool's entry point ------------------------------------------------------------
 
@@ -122,15 +122,18 @@ class Programs:
         return await self._drive(program, run, step, began)
 
     async def _resume(self, pending_id: str, code: str | None, ctx: ToolContext) -> ToolResult:
-        paused, theirs = self._paused.take(pending_id, ctx.principal)
-        if paused is None or theirs:  # another principal's program is not there for this caller
-            elsewhere = not theirs and self.backend.gate.store.get(pending_id) is not None
+        paused = self._paused.take(pending_id, ctx.principal)
+        if paused == "changed":  # its own principal, but not as it was: see docs/code-mode.md
+            return _error(ctx, text.principal_changed())
+        if not isinstance(paused, Paused):  # another principal's program is not there for this caller
+            elsewhere = paused is None and self.backend.gate.store.get(pending_id) is not None
             return _error(ctx, text.not_paused(elsewhere))
         program = paused.program
         if code is not None and code.strip() and code != program.code:
             self._paused.keep(paused)
             return _error(ctx, text.other_program())
         if self.backend.gate.now() > paused.pending.expires_at:
+            paused.end("confirmation_expired", self.backend)
             return _error(ctx, text.expired(program.calls))
         result = await self.backend.invoke(
             paused.tool,
@@ -178,7 +181,7 @@ class Programs:
                     raise _Stop(self._wall(program)) from None
                 if isinstance(answer, _Pause):
                     program.printed.append(run.printed.output)  # the restored program prints afresh
-                    dumped = self._dump(run, program, answer.pending)
+                    dumped = self._dump(run, program, answer)
                     self._paused.keep(Paused(program, dumped, answer.tool, answer.pending, program.attempts))
                     return ToolResult(text.NAME, ctx.call_id, "confirmation_required", pending=answer.pending)
                 step = await self._give(program, run, answer)
@@ -311,7 +314,7 @@ class Programs:
 
     # -- paused programs ------------------------------------------------------------------------
 
-    def _dump(self, run: Run, program: Program, pending: PendingConfirmation) -> bytes:
+    def _dump(self, run: Run, program: Program, pause: _Pause) -> bytes:
         """The waiting program's state; a state too large to keep ends the program, its call declined."""
         try:
             dumped: bytes | None = run.dump()
@@ -319,7 +322,9 @@ class Programs:
             log.warning("a program could not be paused: the sandbox could not dump its state")
             dumped = None
         if dumped is None or len(dumped) > self._paused.budget:
-            self.backend.gate.deny(pending.pending_id)
+            Paused(program, b"", pause.tool, pause.pending, program.attempts).end(
+                "max_paused_mb", self.backend
+            )
             what = (
                 "its state is too large to keep while it waits for an approval "
                 f"([code] max_paused_mb: {self.settings.max_paused_mb} MB)"

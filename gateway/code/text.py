@@ -297,6 +297,18 @@ def not_paused(elsewhere: bool) -> ErrorInfo:
     )
 
 
+def principal_changed() -> ErrorInfo:
+    """The program's own principal resuming it with other roles, agent or toolsets than it ran with."""
+    return ErrorInfo(
+        "program_principal_changed",
+        "That program was paused by this principal with other roles or toolsets than this call has "
+        "(another token, or another endpoint): a program resumes only as it was run. It stays paused "
+        "until its approval expires.",
+        "Resume it with the token and endpoint it was run with; or, if the change was meant, tell the "
+        "user and run the rest of the work again as a new program.",
+    )
+
+
 def expired(calls: Sequence[str]) -> ErrorInfo:
     return ErrorInfo(
         "program_expired",

@@ -42,6 +42,7 @@ class Waiting:
     principal: str
     agent: str | None
     session: str | None
+    toolsets: tuple[str, ...]  # those the caller was confined to (an endpoint's, a bound token's)
     expires_at: float
     seconds_left: int
 
@@ -63,6 +64,7 @@ def _waiting(p: PendingConfirmation, now: float) -> Waiting:
         principal=p.principal,
         agent=p.agent,
         session=p.session,
+        toolsets=p.toolsets,
         expires_at=p.expires_at,
         seconds_left=max(0, int(p.expires_at - now)),
     )
@@ -81,6 +83,7 @@ def as_json(w: Waiting) -> dict[str, Any]:
         "principal": w.principal,
         "agent": w.agent,
         "session": w.session,
+        "toolsets": list(w.toolsets),
         "expires_at": w.expires_at,
     }
 

@@ -106,6 +106,44 @@ def test_a_search_pairs_only_with_its_own_principals_calls_that_follow_it_soon()
     assert tracker.invoked("ana", "s", "billing_pay_invoice") == ("pay the bill", True)
 
 
+def test_one_principals_flood_of_session_ids_does_not_drop_anothers_search() -> None:
+    tracker = SessionTracker()  # the defaults: 10,000 sessions, 1,000 of one principal
+    tracker.searched("bob", "b", "pay the bill", [])
+    for n in range(12_000):  # a client naming a new session id with each search
+        tracker.searched("mallory", f"m{n}", "anything", [])
+    assert tracker.invoked("bob", "b", "billing_pay_invoice") == ("pay the bill", True)
+    assert tracker.invoked("mallory", "m11999", "billing_pay_invoice") == ("anything", True)  # its newest
+    assert tracker.invoked("mallory", "m10999", "billing_pay_invoice") is None  # forgotten: its own went
+
+
+def test_when_every_session_is_taken_the_principal_holding_the_most_forgets_its_own_oldest() -> None:
+    tracker = SessionTracker(max_sessions=4, max_sessions_per_principal=3)
+    tracker.searched("ana", "a1", "pay the bill", [])
+    for n in range(3):
+        tracker.searched("mallory", f"m{n}", "anything", [])
+    tracker.searched("bob", "b1", "send the invoice", [])  # all four taken: mallory holds the most
+    assert tracker.invoked("mallory", "m0", "t") is None
+    assert tracker.invoked("ana", "a1", "t") == ("pay the bill", True)
+    tracker.searched("ana", "a2", "list invoices", [])  # ana as many as mallory, the new one counted
+    assert tracker.invoked("ana", "a1", "t") is None  # so her own oldest went, not another's
+    tracker.searched("mallory", "m3", "anything", [])  # mallory holds the most again
+    assert tracker.invoked("mallory", "m1", "t") is None
+    assert tracker.invoked("bob", "b1", "t") == ("send the invoice", True)
+    assert tracker.invoked("ana", "a2", "t") == ("list invoices", True)
+    assert tracker.invoked("mallory", "m3", "t") == ("anything", True)
+
+
+def test_a_session_idle_past_its_ttl_makes_room_before_anyone_active_is_forgotten() -> None:
+    now = [0.0]
+    tracker = SessionTracker(max_sessions=2, ttl=100.0, clock=lambda: now[0])
+    tracker.searched("ana", "idle", "old", [])
+    now[0] = 50.0
+    tracker.searched("bob", "b", "pay the bill", [])
+    now[0] = 120.0
+    tracker.searched("mallory", "m", "anything", [])  # ana's session is idle: it goes, not bob's
+    assert tracker.invoked("bob", "b", "t") == ("pay the bill", True)
+
+
 def test_one_principal_cannot_push_a_tool_up_for_everyone() -> None:
     clock = Clock()
     store = SqliteUsageStore(

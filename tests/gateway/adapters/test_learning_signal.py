@@ -106,6 +106,23 @@ def test_a_session_id_presented_by_another_principal_is_another_session(tmp_path
     assert _pairs(tmp_path) == []
 
 
+def test_one_principals_flood_of_session_ids_over_http_does_not_drop_anothers_pair(tmp_path: Path) -> None:
+    """A client naming a new Mcp-Session-Id with each call forgets only its own sessions' searches."""
+    bounds = "\n[usage]\nmax_sessions = 3\nmax_sessions_per_principal = 2\n"
+
+    async def scenario(url: str) -> None:
+        async with session_client(url, BOB_TOKEN, "bobs-conversation") as bob:
+            await bob.call_tool("discover_tools", {"query": WORDS})
+            for n in range(6):  # ana's flood: a session id of her own making each time
+                async with session_client(url, ANA_TOKEN, f"flood-{n}") as ana:
+                    await ana.call_tool("discover_tools", {"query": "anything at all"})
+            assert not (await bob.call_tool("invoke_tool", NOTE)).is_error
+
+    with http_server(write_config(tmp_path, TOKENS + bounds)) as server:
+        anyio.run(scenario, server.url)
+    assert _pairs(tmp_path) == [{"query": WORDS, "tools": ["notes_create"]}]
+
+
 def test_the_agent_loop_conversation_is_a_session(replay: Replay) -> None:
     usage = Usage(SqliteUsageStore(), check_seconds=0.0)
     gw = Gateway(Catalog(ALL_TOOLS), usage=usage)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 from pathlib import Path
 
 import anyio
@@ -25,6 +26,7 @@ from .mcp_server_support import (
     text_of,
     write_config,
 )
+from .oauth_support import rsa_key, serve_issuer
 
 TWO_DELETES = (
     "done = []\n"
@@ -218,3 +220,71 @@ def test_one_principals_pauses_never_end_another_principals_paused_program(tmp_p
 
     with http_server(config) as server:
         anyio.run(scenario, server.url)
+
+
+def test_each_paused_program_ended_before_it_resumed_leaves_an_audit_line_saying_why(tmp_path: Path) -> None:
+    """Over HTTP: one program ended to make room under `max_paused`, the others when the server stops."""
+    tokens = {"alice": "alice-token-0123456789abcdef", "mallory": "mallory-token-0123456789abcdef"}
+    entries = "".join(
+        f'\n[[serve.tokens]]\nprincipal = "{who}"\nsha256 = "{hashlib.sha256(token.encode()).hexdigest()}"\n'
+        for who, token in tokens.items()
+    )
+    config = write_config(tmp_path, "\n[code]\nenabled = true\nmax_paused = 2\n" + entries)
+
+    async def scenario(url: str) -> None:
+        async with http_client(url, tokens["alice"]) as alice, http_client(url, tokens["mallory"]) as mallory:
+            await alice.call_tool("run_code", {"code": "call('notes_delete', {'note_id': 'a'})"})
+            for n in range(2):
+                await mallory.call_tool("run_code", {"code": f"call('notes_delete', {{'note_id': 'm{n}'}})"})
+
+    with http_server(config) as server:
+        anyio.run(scenario, server.url)  # then the server stops (SIGTERM)
+    lines = [json.loads(line) for line in (tmp_path / "audit.jsonl").read_text().splitlines()]
+    ended = [
+        (r["principal"], r["params"], r["error_code"])
+        for r in lines
+        if r["tool"] == "notes_delete" and r["outcome"] == "refused"
+    ]
+    assert ended == [
+        ("mallory", {"note_id": "m0"}, "max_paused"),  # mallory held the most: her own oldest made room
+        ("alice", {"note_id": "a"}, "gateway_stopping"),
+        ("mallory", {"note_id": "m1"}, "gateway_stopping"),
+    ]
+
+
+def test_a_principal_whose_token_roles_changed_cannot_resume_its_program_until_they_are_as_before(
+    tmp_path: Path,
+) -> None:
+    """A change of roles may be a revocation: the program resumes only with the roles it ran with."""
+    with serve_issuer(rsa_key("k1")) as issuer:
+        oauth = (
+            f'\n[code]\nenabled = true\n\n[serve.oauth]\nissuer = "{issuer.url}"\nscopes = ["mcp:tools"]\n'
+        )
+        config = write_config(tmp_path, oauth)
+        host_settings = resolve_auto_store(load_settings(config, environ=server_env()), shared=True)
+
+        async def scenario(url: str) -> None:
+            admin = issuer.sign(issuer.claims(url, roles=["admin"]))
+            reader = issuer.sign(issuer.claims(url, roles=["reader"]))
+            async with http_client(url, admin) as client:
+                paused = text_of(
+                    await client.call_tool("run_code", {"code": "call('notes_delete', {'note_id': 'n1'})"})
+                )
+            with open_gateway(host_settings) as host:
+                assert host.approve(paused["pending_id"]) is not None
+            async with http_client(url, reader) as client:
+                refused = text_of(await client.call_tool("run_code", {"confirmation": paused["pending_id"]}))
+                assert refused["error"]["code"] == "program_principal_changed"
+            async with http_client(url, admin) as client:
+                done = await client.call_tool("run_code", {"confirmation": paused["pending_id"]})
+                assert done.structured_content == {"result": {"deleted": "n1", "by": "alice"}, "calls": 1}
+
+        with http_server(config) as server:
+            anyio.run(scenario, server.url)
+    assert audit_outcomes(tmp_path, "notes_delete") == [
+        "pending_confirmation",
+        "approved_by_host",
+        "approved",
+        "attempt",
+        "executed",
+    ]

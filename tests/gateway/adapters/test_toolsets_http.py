@@ -188,6 +188,43 @@ def test_a_terminals_decision_on_a_confined_callers_call_names_its_toolsets_in_t
     assert decided == [("approved_by_host", ["notes"]), ("denied_by_host", ["notes"])]
 
 
+def test_gateway_pending_shows_the_toolsets_a_waiting_call_came_through(
+    served: HttpServer, tmp_path: Path
+) -> None:
+    """The person deciding at a terminal sees which endpoint or bound token confined the caller."""
+
+    def pending(*args: str) -> str:
+        command = [
+            sys.executable,
+            "-m",
+            "gateway.cli",
+            "pending",
+            *args,
+            "--config",
+            str(tmp_path / "config.toml"),
+        ]
+        done = subprocess.run(
+            command, check=False, env=server_env(), capture_output=True, text=True, timeout=120
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    async def hold() -> list[str]:
+        held = []
+        for url, token, note in ((f"{served.url}/notes", OPS_TOKEN, "n1"), (served.url, OPS_TOKEN, "n2")):
+            async with http_client(url, token) as client:
+                args = {"tool_name": "notes_delete", "parameters": {"note_id": note}}
+                held.append(text_of(await client.call_tool("invoke_tool", args))["pending_id"])
+        return held
+
+    confined, free = anyio.run(hold)
+    listed = {p["pending_id"]: p["toolsets"] for p in json.loads(pending("--json"))}
+    assert listed == {confined: ["notes"], free: []}
+    text = pending()
+    assert f"{confined}  notes_delete  (for ops, through toolset notes, expires in " in text
+    assert f"{free}  notes_delete  (for ops, expires in " in text
+
+
 OAUTH_CONFIG = """
 [[toolsets]]
 name = "notes"

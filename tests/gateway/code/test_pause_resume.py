@@ -156,6 +156,25 @@ def test_only_the_principal_that_ran_a_program_can_resume_it(coded: Any, calls: 
     assert run(gw, confirmation=paused.pending.pending_id, principal="alice").ok
 
 
+def test_its_own_principal_with_other_roles_cannot_resume_a_program_and_is_told_why(
+    coded: Any, calls: Calls
+) -> None:
+    gw, _ = coded
+    admin = ToolContext(principal=Principal("alice", frozenset({"admin"})), call_id="prog", session_id="s1")
+    paused = run_sync(gw.call("run_code", {"code": "call('notes_delete', {'note_id': 'n1'})"}, admin))
+    assert paused.pending is not None
+    gw.approve(paused.pending.pending_id)
+    resume = {"confirmation": paused.pending.pending_id}
+    for changed in (
+        Principal("alice"),
+        Principal("alice", frozenset({"admin"}), toolsets=frozenset({"notes"})),
+    ):
+        refused = run_sync(gw.call("run_code", resume, ToolContext(principal=changed, session_id="s1")))
+        assert refused.error is not None and refused.error.code == "program_principal_changed"
+    assert calls.names() == []
+    assert run_sync(gw.call("run_code", resume, admin)).ok  # as it ran: it resumes
+
+
 def test_resuming_with_other_code_is_refused_and_the_program_stays_paused(coded: Any, calls: Calls) -> None:
     gw, _ = coded
     paused = run(gw, "call('notes_delete', {'note_id': 'n1'})")

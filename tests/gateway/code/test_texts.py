@@ -52,5 +52,6 @@ def test_the_errors_a_program_ends_with_are_pinned(snapshot: SnapshotAssertion) 
         text.still_pending("The user has not approved this action yet."),
         text.needs_code(),
         text.other_program(),
+        text.principal_changed(),
     ]
     assert [render(ToolResult("run_code", "c", "error", error=e)) for e in errors] == snapshot
