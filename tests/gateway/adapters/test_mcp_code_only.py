@@ -35,7 +35,9 @@ async def _lists_run_code_alone_and_refuses_the_others(client: Client) -> None:
     assert [t.name for t in listed] == ["run_code"]
     assert listed[0].description == text.ALONE_DESCRIPTION
     assert client.instructions is not None
-    assert client.instructions.startswith("This server reaches a catalog of 6 tools through one tool, run_code")
+    assert client.instructions.startswith(
+        "This server reaches a catalog of 6 tools through one tool, run_code"
+    )
     assert "invoke_tool" not in client.instructions
     for name in ("invoke_tool", "discover_tools", "get_tool_schema"):
         refused = await client.call_tool(name, {"tool_name": "notes_create", "parameters": {"title": "x"}})
@@ -71,7 +73,9 @@ def test_over_stdio_only_run_code_is_listed_and_a_program_finds_and_calls_tools_
     assert audit_outcomes(tmp_path, "invoke_tool") == []  # refused before anything ran
 
 
-def test_over_http_a_program_of_run_code_alone_pauses_and_resumes_once_the_host_approves(tmp_path: Path) -> None:
+def test_over_http_a_program_of_run_code_alone_pauses_and_resumes_once_the_host_approves(
+    tmp_path: Path,
+) -> None:
     config = write_config(tmp_path, ONLY)
     host_settings = resolve_auto_store(load_settings(config, environ=server_env()), shared=True)
 

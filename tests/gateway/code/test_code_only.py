@@ -103,7 +103,9 @@ def test_only_without_enabled_is_a_clear_error_in_the_settings_file(tmp_path: Pa
         load_settings(path, environ={})
 
 
-def test_code_only_on_the_command_line_turns_code_mode_on(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_code_only_on_the_command_line_turns_code_mode_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     (tmp_path / "config.toml").write_text("")
     monkeypatch.setenv("GATEWAY_CONFIG", str(tmp_path / "config.toml"))
     for command in ("serve", "chat"):
