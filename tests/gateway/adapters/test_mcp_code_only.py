@@ -101,3 +101,19 @@ def test_over_http_a_program_of_run_code_alone_pauses_and_resumes_once_the_host_
         "attempt",
         "executed",
     ]
+
+
+def test_a_client_confined_to_a_toolset_reads_the_instructions_for_run_code_alone_too(tmp_path: Path) -> None:
+    """The instructions of a toolset's endpoint (`/mcp/<name>`) speak of the tools that endpoint lists."""
+    toolset = '\n[[toolsets]]\nname = "notes"\ncategories = ["notes"]\n'
+
+    async def scenario(url: str) -> None:
+        async with http_client(url.rstrip("/") + "/notes") as client:
+            assert [t.name for t in (await client.list_tools()).tools] == ["run_code"]
+            assert client.instructions is not None
+            assert client.instructions.startswith(
+                "This server reaches a catalog of 4 tools through one tool, run_code"
+            )
+
+    with http_server(write_config(tmp_path, ONLY + toolset)) as server:
+        anyio.run(scenario, server.url)
