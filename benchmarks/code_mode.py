@@ -2,12 +2,13 @@
 
     python -m benchmarks.code_mode
 
-Each task is played twice in the same run, on a fresh local workspace each time (the demo data,
-Europe/Berlin, the clock at Monday 2026-11-23 09:00), with scripted model turns: once with the three
-meta-tools (discover, read the schemas, invoke; independent calls in one turn, as a good model
-batches them) and once with code mode (a program that asks discover() for the two best tools of
-each step of the plan, which it gives as Python signatures, then a program that does the work and
-returns only what the answer needs). No turn names a tool or a parameter before a result has shown
+Each task is played three times in the same run, on a fresh local workspace each time (the demo
+data, Europe/Berlin, the clock at Monday 2026-11-23 09:00), with scripted model turns: once with the
+three meta-tools (discover, read the schemas, invoke; independent calls in one turn, as a good model
+batches them), once with code mode (a program that asks discover() for the two best tools of each
+step of the plan, which it gives as Python signatures, then a program that does the work and
+returns only what the answer needs), and once with run_code alone (`[code] only`: the same
+programs, with one tool definition to read at each turn instead of four). No turn names a tool or a parameter before a result has shown
 it to the model: `Play` refuses such a turn.
 Destructive calls are approved by the host as they come, so neither play spends turns on approvals.
 
@@ -15,14 +16,14 @@ What the model reads is counted in cl100k_base tokens (bpe-openai ships the voca
 model turn, its whole context (the tool definitions, the request, every earlier call and result),
 summed over the turns; separately, the results alone; and of those, the results of the work, once
 the tools are found and their parameters read (in code mode, after the first program). The
-target: at least 5x fewer tokens on the tasks that take five or more calls. Both plays must leave
+target: at least 5x fewer tokens on the tasks that take five or more calls. Every play must leave
 the workspace in the same state, which the run checks.
 
 Then the overhead of code mode itself: starting a program that makes 10 calls of a tool that does
 nothing, the median of 50 runs (target: under 50 ms).
 
 The tasks and their scripted plays are in `benchmarks/code_mode_tasks.py`; this module plays them on
-fresh workspaces, checks that both plays end alike, measures the overhead and prints the figures.
+fresh workspaces, checks that the plays end alike, measures the overhead and prints the figures.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ import json
 import statistics
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
@@ -54,8 +55,13 @@ from .code_mode_tasks import TASKS, Play
 NOW = datetime(2026, 11, 23, 9, 0, tzinfo=ZoneInfo("Europe/Berlin"))
 
 
+MODES = ("meta", "code", "only")
+"""The plays: the three meta-tools, code mode (four tools), run_code alone."""
+
+
 @contextmanager
-def workspace(code: bool) -> Iterator[Gateway]:
+def workspace(mode: str) -> Iterator[Gateway]:
+    """A fresh workspace whose gateway offers the tools of `mode` (one of `MODES`)."""
     with tempfile.TemporaryDirectory() as tmp:
         settings = Settings(
             data_dir=Path(tmp),
@@ -65,7 +71,7 @@ def workspace(code: bool) -> Iterator[Gateway]:
             usage={"enabled": False},  # type: ignore[arg-type]
             audit={"enabled": False},  # type: ignore[arg-type]
             search={"dense": {"mode": "off"}},  # type: ignore[arg-type]
-            code=CodeSettings(enabled=code),
+            code=CodeSettings(enabled=mode != "meta", only=mode == "only"),
         )
         with open_gateway(settings, clock=lambda: NOW, approver=lambda pending: True) as gw:
             yield gw
@@ -99,6 +105,7 @@ class Figures:
     task: str
     meta: Play
     code: Play
+    only: Play
 
 
 def run_tasks() -> list[Figures]:
@@ -106,19 +113,20 @@ def run_tasks() -> list[Figures]:
     for name, (request, play_task) in TASKS.items():
         plays = []
         ends = []
-        for code in (False, True):
-            with workspace(code) as gw:
+        for mode in MODES:
+            with workspace(mode) as gw:
                 play = Play(gw, request)
                 play.start()
-                play_task(play, code)
+                play_task(play, mode != "meta")  # run_code alone plays code mode's programs
                 ends.append(_without_ids(state(gw)))
                 play.gw = None  # type: ignore[assignment]
                 plays.append(play)
-        if ends[0] != ends[1]:
-            a, b = (json.dumps(e, indent=1, sort_keys=True).splitlines() for e in ends)
-            print("\n".join(difflib.unified_diff(a, b, lineterm="", n=1)))
-            raise AssertionError(f"{name}: the two plays left the workspace in different states")
-        rows.append(Figures(name, plays[0], plays[1]))
+        for mode, end in zip(MODES[1:], ends[1:], strict=True):
+            if end != ends[0]:
+                a, b = (json.dumps(e, indent=1, sort_keys=True).splitlines() for e in (ends[0], end))
+                print("\n".join(difflib.unified_diff(a, b, lineterm="", n=1)))
+                raise AssertionError(f"{name}: the {mode} play left the workspace unlike the meta-tools'")
+        rows.append(Figures(name, *plays))
     return rows
 
 
@@ -153,36 +161,48 @@ def overhead(runs: int = 50) -> list[float]:
         programs.close()
 
 
+def _work(p: Play) -> int:
+    return p.results - p.finding
+
+
+READINGS: tuple[tuple[str, Callable[[Play], int]], ...] = (
+    ("read (whole context, each turn)", lambda p: p.read),
+    ("results", lambda p: p.results),
+    ("work results (after finding the tools)", _work),
+)
+
+
 def main() -> None:
     rows = run_tasks()
     side = f"{'calls':>5} {'turns':>5} {'read':>6} {'results':>7} {'work':>5}"
-    print(f"{'':<17} {'three meta-tools':^32} | {'code mode':^32} | {'fewer tokens':^20}")
-    print(f"{'task':<17} {side} | {side} | {'read':>6} {'results':>7} {'work':>5}")
+    fewer = f"{'read':>6} {'results':>7} {'work':>5}"
+    heads = ["three meta-tools", "code mode", "run_code alone"]
+    print(
+        f"{'':<17} "
+        + " | ".join(f"{h:^32}" for h in heads)
+        + f" | {'code mode: fewer':^20} | {'alone: fewer':^20}"
+    )
+    print(f"{'task':<17} {side} | {side} | {side} | {fewer} | {fewer}")
     for r in rows:
-        m, c = r.meta, r.code
         cells = [
-            f"{p.calls:>5} {p.turns:>5} {p.read:>6,} {p.results:>7,} {p.results - p.finding:>5,}"
-            for p in (m, c)
+            f"{p.calls:>5} {p.turns:>5} {p.read:>6,} {p.results:>7,} {_work(p):>5,}"
+            for p in (r.meta, r.code, r.only)
         ]
-        work = (m.results - m.finding) / (c.results - c.finding)
-        print(
-            f"{r.task:<17} {cells[0]} | {cells[1]} | {m.read / c.read:>5.1f}x {m.results / c.results:>6.1f}x "
-            f"{work:>4.1f}x"
-        )
+        m = r.meta
+        ratios = [
+            f"{m.read / p.read:>5.1f}x {m.results / p.results:>6.1f}x {_work(m) / _work(p):>4.1f}x"
+            for p in (r.code, r.only)
+        ]
+        print(f"{r.task:<17} {' | '.join(cells)} | {' | '.join(ratios)}")
     long = [r for r in rows if r.meta.calls >= 5]
-    for label, ratio in (
-        ("read (whole context, each turn)", lambda r: r.meta.read / r.code.read),
-        ("results", lambda r: r.meta.results / r.code.results),
-        (
-            "work results (after finding the tools)",
-            lambda r: (r.meta.results - r.meta.finding) / (r.code.results - r.code.finding),
-        ),
-    ):
-        ratios = [ratio(r) for r in long]
-        verdict = "meets" if min(ratios) >= 5 else "misses"
-        print(
-            f"{label}: {min(ratios):.1f}x to {max(ratios):.1f}x fewer tokens on the {len(long)} tasks of five or more calls; {verdict} the 5x target"
-        )
+    for label, reading in READINGS:
+        for play, pick in (("code mode", lambda r: r.code), ("run_code alone", lambda r: r.only)):
+            ratios = [reading(r.meta) / reading(pick(r)) for r in long]
+            verdict = "meets" if min(ratios) >= 5 else "misses"
+            print(
+                f"{label}, {play}: {min(ratios):.1f}x to {max(ratios):.1f}x fewer tokens on the "
+                f"{len(long)} tasks of five or more calls; {verdict} the 5x target"
+            )
     times = overhead()
     print(
         f"a program making 10 no-op calls: median {statistics.median(times):.1f} ms, "

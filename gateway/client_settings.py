@@ -53,6 +53,9 @@ class CodeSettings(_Section):
     """Code mode (docs/code-mode.md): `run_code`, a program over the catalog, run in a sandbox."""
 
     enabled: bool = False
+    # run_code alone: discover, schema and call only inside programs. Needs `enabled`, so turning
+    # code mode off never leaves run_code listed alone by a forgotten line.
+    only: bool = False
     wall_seconds: float = Field(60.0, gt=0)  # a program's running time, tool calls included, pauses not
     cpu_seconds: float = Field(5.0, gt=0)  # time the sandbox spends executing the program itself
     memory_mb: int = Field(64, ge=8)
@@ -60,6 +63,15 @@ class CodeSettings(_Section):
     max_result_bytes: int = Field(20_000, ge=256)  # its result and printed text, as JSON
     max_paused: int = Field(64, ge=1)  # programs waiting for an approval at once; see Programs._to_end
     max_paused_mb: int = Field(256, ge=1)  # the states of the programs waiting, held in memory
+
+    @model_validator(mode="after")
+    def _only_when_enabled(self) -> CodeSettings:
+        if self.only and not self.enabled:
+            raise ValueError(
+                "only = true offers run_code alone, which is code mode: set enabled = true too "
+                "(or use gateway serve --code-only)"
+            )
+        return self
 
 
 class ToolsetSettings(_Section):

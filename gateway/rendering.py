@@ -281,7 +281,15 @@ def rate_limited(limit: str, retry_after: float) -> ErrorInfo:
 
 
 def unknown_meta_tool(name: str, meta_names: Sequence[str]) -> ErrorInfo:
-    """A direct call of something that is not a meta-tool."""
+    """A direct call of something that is not a meta-tool (`meta_names`: those offered)."""
+    if "invoke_tool" not in meta_names:  # run_code alone ([code] only): tools are called in programs
+        return ErrorInfo(
+            "unknown_tool",
+            f"There is no tool named '{safe_text(name, 80)}'.",
+            "Only run_code can be called directly; find and call tools inside a program, with "
+            "discover(query) and call(name, args).",
+            suggestions=tuple(meta_names),
+        )
     return ErrorInfo(
         "unknown_tool",
         f"There is no tool named '{safe_text(name, 80)}'.",

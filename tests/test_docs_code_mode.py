@@ -24,7 +24,11 @@ def test_the_page_quotes_run_codes_description_as_the_model_reads_it() -> None:
     assert " ".join(text.DESCRIPTION.split()) in " ".join(PAGE.split())
 
 
+def test_the_page_quotes_run_codes_description_alone_as_the_model_reads_it() -> None:
+    assert " ".join(text.ALONE_DESCRIPTION.split()) in " ".join(PAGE.split())
+
+
 def test_the_page_states_each_limits_default() -> None:
     for name, field in CodeSettings.model_fields.items():
-        if name != "enabled":
+        if name not in ("enabled", "only"):  # switches, not limits
             assert f"| `code.{name}` | {field.default:g} |" in PAGE, name

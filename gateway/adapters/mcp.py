@@ -36,6 +36,15 @@ _CODE_INSTRUCTIONS = (
 )
 
 
+_ALONE_INSTRUCTIONS = (
+    "This server reaches a catalog of {total} tools through one tool, run_code; the catalog's tools "
+    "are not listed directly. Never guess a tool name or its parameters: a first program finds the "
+    "tools (discover(query) gives each as a Python signature), the next calls them with call(name, "
+    "args); only what it prints and the value of its last line come back, so return just what you "
+    "need. Destructive tools need the user's approval; run_code says when."
+)
+
+
 def tool_annotations(d: ToolDefinition) -> dict[str, Any]:
     """What a meta-tool may do, as MCP tool annotations (hints for the client's UI and policy).
 
@@ -110,7 +119,11 @@ def call_result(result: ToolResult) -> dict[str, Any]:
 
 
 def instructions(
-    category_counts: Mapping[str, int], *, budget: int = INSTRUCTIONS_BUDGET, code: bool = False
+    category_counts: Mapping[str, int],
+    *,
+    budget: int = INSTRUCTIONS_BUDGET,
+    code: bool = False,
+    alone: bool = False,
 ) -> str:
     """The server's instructions: how to use the meta-tools, then the categories, within `budget`.
 
@@ -121,9 +134,12 @@ def instructions(
         category_counts: tools per category, as every caller of the server may see them.
         budget: the most characters the instructions may use.
         code: run_code is listed too (code mode), so say when to write a program.
+        alone: run_code is listed alone (`[code] only`), so every call is made from a program.
     """
     total = sum(category_counts.values())
-    text = (_CODE_INSTRUCTIONS if code else _INSTRUCTIONS).format(total=total)
+    text = (_ALONE_INSTRUCTIONS if alone else _CODE_INSTRUCTIONS if code else _INSTRUCTIONS).format(
+        total=total
+    )
     if not category_counts:
         return text[:budget]
     ranked = sorted(category_counts.items(), key=lambda item: (-item[1], item[0]))
@@ -138,7 +154,8 @@ def instructions(
         shown.append(entry)
     hidden = len(ranked) - len(shown)
     if not shown:
-        listing = f"\n{len(ranked)} categories; call discover_tools with no arguments to see them."
+        overview = "run discover() in a program" if alone else "call discover_tools with no arguments"
+        listing = f"\n{len(ranked)} categories; {overview} to see them."
     else:
         listing = head + ", ".join(shown) + (f", and {hidden} more categories." if hidden else ".")
     return (text + listing)[:budget]

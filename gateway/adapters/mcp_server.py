@@ -1,8 +1,9 @@
 """`gateway serve`: the three meta-tools as an MCP server, over stdio or Streamable HTTP.
 
 The server lists exactly discover_tools, get_tool_schema and invoke_tool (and run_code in code mode,
-docs/code-mode.md), and sends every call through `Gateway.call`, the one chokepoint. A destructive call asks the human through MCP
-elicitation when the client can show one and the operator allows it (`mcp_elicitation.py`).
+or run_code alone with `[code] only`, docs/code-mode.md), and sends every call through
+`Gateway.call`, the one chokepoint. A destructive call asks the human through MCP elicitation
+when the client can show one and the operator allows it (`mcp_elicitation.py`).
 
 Over HTTP, sessions (`[serve] sessions`) only carry that channel to the client: replicas share the same
 confirmation store and secret, and route by session. Bearer tokens map to principals: static
@@ -192,10 +193,12 @@ def build_server(gw: Gateway, settings: Settings, *, transport: str = "stdio") -
         server_version = version("metatool-gateway")
     except PackageNotFoundError:
         server_version = ""
+    # run_code listed with the three meta-tools (code mode), or alone (`[code] only`)
+    code = {"code": "run_code" in handlers.schemas, "alone": "invoke_tool" not in handlers.schemas}
     server = ToolsetServer(
         APP_NAME,
         version=server_version,
-        instructions=mcp.instructions(category_counts(gw, principals), code="run_code" in handlers.schemas),
+        instructions=mcp.instructions(category_counts(gw, principals), **code),
         # The list is three fixed tools, the same for every caller, so clients may keep it.
         cache_hints={"tools/list": CacheHint(ttl_ms=24 * 3600 * 1000, scope="public")},
         on_list_tools=handlers.list_tools,
@@ -211,7 +214,7 @@ def build_server(gw: Gateway, settings: Settings, *, transport: str = "stdio") -
     )
     # A caller confined to toolsets reads of their tools only (counted for every principal, as above).
     server.instructions_for = functools.cache(
-        lambda ts: mcp.instructions(category_counts(gw, principals, ts))
+        lambda ts: mcp.instructions(category_counts(gw, principals, ts), **code)
     )
     server.toolsets = lambda: handlers.principal().toolsets
     server.middleware.append(RequestStateBoundary(security, default_audience=APP_NAME))

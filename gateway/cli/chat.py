@@ -51,6 +51,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--code", action="store_true", default=None, help="offer run_code (docs/code-mode.md)"
     )
+    parser.add_argument(
+        "--code-only", action="store_true", default=None, help="offer run_code alone (implies --code)"
+    )
     parser.add_argument("--max-rounds", type=int, default=DEFAULT_MAX_ROUNDS, help="tool rounds per message")
     parser.add_argument("--system", help="system prompt")
 

@@ -135,6 +135,9 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--port", type=int, help="HTTP port (default 8765; 0 picks a free one)")
     serve.add_argument("--code", action="store_true", default=None, help="offer run_code (docs/code-mode.md)")
     serve.add_argument(
+        "--code-only", action="store_true", default=None, help="offer run_code alone (implies --code)"
+    )
+    serve.add_argument(
         "--toolset", metavar="NAME", help="serve only the tools of this [[toolsets]] entry, to every client"
     )
     console.add_arguments(
@@ -175,6 +178,8 @@ def _settings(args: argparse.Namespace) -> Settings:
             "agent": args.agent,
             "tools_dirs": args.tools_dir,
             "catalogs": args.catalog,
-            "code.enabled": getattr(args, "code", None),  # `serve --code`, `chat --code`
+            # `serve --code`, `chat --code`; `--code-only` is code mode too
+            "code.enabled": True if getattr(args, "code_only", None) else getattr(args, "code", None),
+            "code.only": getattr(args, "code_only", None),
         },
     )

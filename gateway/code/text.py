@@ -30,6 +30,17 @@ DESCRIPTION = (
     "with confirmation set to it; the program resumes where it stopped. No files, network or imports "
     "beyond json, re, math and datetime."
 )
+ALONE_DESCRIPTION = (
+    "Run a short Python program over a catalog of tools, which are not listed here; only its result "
+    "comes back (the value of its last line), so return just what you need. In it: discover(query, "
+    "limit=10)['tools'] finds tools, as Python signatures; schema(name) describes one in full; "
+    "call(name, args) or call(name, **args) runs one. Never guess a tool's name: a first program "
+    "finds the tools, the next calls them. A failed call raises ToolError; a declined one raises "
+    "Declined. A destructive call pauses the program and returns a pending_id: ask the user, and once "
+    "they approve, call run_code again with confirmation set to it; the program resumes where it "
+    "stopped. No files, network or imports beyond json, re, math and datetime."
+)
+"""run_code's description when it is offered alone (`[code] only`): it is the model's only way in."""
 CODE_DESCRIPTION = "The program; the value of its last line is the result."
 CONFIRMATION_DESCRIPTION = "The pending_id, once the user approved: resumes the paused program."
 

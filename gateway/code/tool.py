@@ -33,8 +33,9 @@ class RunCodeParams(BaseModel):
     )
 
 
-def run_code_definition(programs: Programs) -> ToolDefinition:
-    """run_code, bound to `programs`."""
+def run_code_definition(programs: Programs, *, alone: bool = False) -> ToolDefinition:
+    """run_code, bound to `programs`; `alone`: offered without the three meta-tools, so its
+    description says everything the model needs to find and call tools."""
 
     async def run_code(params: RunCodeParams, ctx: ToolContext) -> ToolResult:
         return await programs.run(params.code, params.confirmation, ctx)
@@ -44,7 +45,7 @@ def run_code_definition(programs: Programs) -> ToolDefinition:
         category="gateway",
         action="execute",
         summary="Run a program that calls tools.",
-        description=text.DESCRIPTION,
+        description=text.ALONE_DESCRIPTION if alone else text.DESCRIPTION,
         params=RunCodeParams,
         handler=run_code,
         # The gate applies to each call the program makes, not to run_code itself.
@@ -57,3 +58,8 @@ def run_code_definition(programs: Programs) -> ToolDefinition:
 def with_run_code(meta: Catalog, programs: Programs) -> Catalog:
     """The meta-tools with run_code after them (the three are unchanged)."""
     return Catalog([*meta, run_code_definition(programs)])
+
+
+def run_code_alone(programs: Programs) -> Catalog:
+    """run_code as the only meta-tool: discover, schema and call happen inside programs."""
+    return Catalog([run_code_definition(programs, alone=True)])

@@ -126,3 +126,16 @@ def test_request_state_is_sealed_with_a_key_of_its_own() -> None:
     secret = b"k" * 32
     key = request_state_key(secret)
     assert len(key) == 32 and key != secret and key == request_state_key(secret)
+
+
+def test_with_run_code_alone_the_instructions_are_pinned_and_speak_only_of_programs(
+    snapshot: SnapshotAssertion,
+) -> None:
+    alone = mcp.instructions({"notes": 4, "files": 2}, code=True, alone=True)
+    assert alone == snapshot
+    assert "run_code" in alone and not any(
+        name in alone for name in ("discover_tools", "get_tool_schema", "invoke_tool")
+    )
+    budget = len(mcp.instructions({}, code=True, alone=True)) + 60  # room for the count, not a category
+    many = mcp.instructions({f"category_{i:03}": 1 for i in range(400)}, budget=budget, code=True, alone=True)
+    assert many.endswith("\n400 categories; run discover() in a program to see them.")

@@ -71,3 +71,42 @@ def test_chat_with_code_runs_a_program_asking_before_each_destructive_call(
         "result": ["n1", "kept n2"],
         "calls": 1,
     }
+
+
+def test_chat_with_code_only_offers_run_code_alone_and_a_program_finds_and_calls_the_tools(
+    config: Path,
+    replay: Replay,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    calls: Calls,
+) -> None:
+    found = json.dumps({"code": "discover('delete a note', limit=1)['tools']"})
+    replay.script(
+        anthropic_turn("", [("toolu_1", "invoke_tool", json.dumps({"tool_name": "notes_delete"}))]),
+        anthropic_turn("", [("toolu_2", "run_code", found)]),
+        anthropic_turn("", [("toolu_3", "run_code", json.dumps({"code": PROGRAM}))]),
+        anthropic_turn("Deleted n1, kept n2."),
+    )
+    code, out, err = chat(
+        monkeypatch, capsys, Terminal("delete n1 and n2\ny\nn\n"), "--code-only", "--base-url", replay.url
+    )
+
+    assert code == 0, err
+    assert out.endswith("Deleted n1, kept n2.\n> \n")
+    assert [t["name"] for t in replay.bodies[0]["tools"]] == ["run_code"]
+
+    def answer(n: int) -> dict[str, object]:
+        sent = replay.bodies[n]["messages"][-1]["content"][0]
+        assert sent["type"] == "tool_result"
+        return dict(json.loads(sent["content"]))
+
+    assert answer(1)["error"] == {
+        "code": "unknown_tool",
+        "message": "There is no tool named 'invoke_tool'.",
+        "did_you_mean": ["run_code"],
+        "next_step": "Only run_code can be called directly; find and call tools inside a program, with "
+        "discover(query) and call(name, args).",
+    }
+    assert str(answer(2)["result"]).startswith("['notes_delete(note_id: str)")
+    assert answer(3) == {"result": ["n1", "kept n2"], "calls": 1}
+    assert calls.names() == ["notes_delete"]
