@@ -238,15 +238,18 @@ class Programs:
         if isinstance(params, _Raise):
             return params
         ctx = program.ctx
-        page = self.backend.discover(
-            ctx.principal,
-            query=params.query,
-            categories=params.categories,
-            actions=params.actions,
-            limit=params.limit,
-            cursor=params.cursor,
-            session=ctx.session_id,
-        )
+        try:
+            page = self.backend.discover(
+                ctx.principal,
+                query=params.query,
+                categories=params.categories,
+                actions=params.actions,
+                limit=params.limit,
+                cursor=params.cursor,
+                session=ctx.session_id,
+            )
+        except ToolInputError as exc:  # an unknown category or action, a stale cursor: the program's to fix
+            return _Raise(ValueError(f"discover(): {exc.field or 'arguments'}: {exc.message}"))
         # Only what the page lists, looked up for the same principal: a hidden tool stays unseen.
         shown = [t["name"] for t in page.get("tools", ())]
         definitions = {n: d for n in shown if (d := self.backend.lookup(n, ctx.principal)) is not None}

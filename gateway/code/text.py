@@ -191,14 +191,30 @@ def _type(prop: Mapping[str, Any], defs: Mapping[str, Any], depth: int = 0) -> s
     return _TYPES.get(kind, "Any") if isinstance(kind, str) else "Any"
 
 
+OVERVIEW_NEXT = (
+    "Call discover(query) with a few words of what you want to do, or discover(categories=[...]) or "
+    "discover(actions=[...]), to list matching tools."
+)
+"""The next step of discover()'s overview (no query) inside a program."""
+NOTHING_MATCHED_NEXT = (
+    "Try other words (a verb and an object, e.g. 'delete event'), drop the filters, or browse a "
+    "category with discover(categories=[...])."
+)
+"""The next step of a discover() page that found nothing, inside a program."""
+_APPROVAL_CODES = ("confirmation_invalid", "confirmation_mismatch", "confirmation_expired", "confirmation_used")
+
+
 def found(page: Mapping[str, Any], definitions: Mapping[str, ToolDefinition]) -> dict[str, Any]:
     """discover()'s answer inside a program: the page's tools as signatures.
 
-    `definitions`: the page's tools by name (as the caller may see them). The page's next step,
-    which speaks of get_tool_schema and invoke_tool, is left out when tools were found.
+    `definitions`: the page's tools by name (as the caller may see them). The page's next step
+    speaks of the meta-tools: an overview's or a "nothing matched" page's says the same in the
+    program's own words, and a page with tools has none (its signatures are how to call them).
     """
-    if "tools" not in page or not page["tools"]:
-        return dict(page)
+    if "tools" not in page:  # the overview: no query, no filters
+        return {**page, "next_step": OVERVIEW_NEXT}
+    if not page["tools"]:
+        return {**page, "next_step": NOTHING_MATCHED_NEXT}
     out: dict[str, Any] = {
         "tools": [signature(definitions[t["name"]]) for t in page["tools"] if t["name"] in definitions]
     }
@@ -284,7 +300,22 @@ def tool_error(tool: str, error: ErrorInfo) -> str:
     text = f"{tool}: {error.code}: {error.message}" + (f" ({problems})" if problems else "")
     if error.suggestions:
         text += f" Did you mean: {', '.join(error.suggestions)}?"
-    return f"{text} Next: {error.next_step}"
+    return f"{text} Next: {_next_step(tool, error)}"
+
+
+def _next_step(tool: str, error: ErrorInfo) -> str:
+    """An error's next step in the program's words: discover, schema and call, not the meta-tools
+    (which, with `[code] only`, the model does not have). Other next steps name no tool."""
+    if error.code == "unknown_tool":
+        if error.suggestions:
+            return "Use one of those names if it fits; otherwise find the tool with discover(query)."
+        return "Find the right tool with discover(query); never guess a tool name."
+    if error.code == "invalid_arguments":  # a catalog tool's: a program cannot call the meta-tools
+        name = repr(safe_text(tool, 80))
+        return f"Fix the listed problems and call({name}, ...) again; schema({name}) lists every parameter."
+    if error.code in _APPROVAL_CODES:  # an approval that cannot be used (a resumed program's call)
+        return "Make the call again to ask the user for a new approval."
+    return error.next_step
 
 
 def declined(tool: str) -> str:
