@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 import anyio
 from mcp import Client
 
 from gateway.code import text
 from gateway.config import load_settings
+from gateway.meta_tools import META_TOOL_NAMES
 from gateway.runtime import open_gateway
 from gateway.stores import resolve_auto_store
 
@@ -101,6 +104,30 @@ def test_over_http_a_program_of_run_code_alone_pauses_and_resumes_once_the_host_
         "attempt",
         "executed",
     ]
+
+
+def test_over_stdio_the_hints_a_program_reads_name_its_own_functions_not_the_tools_it_lacks(
+    tmp_path: Path,
+) -> None:
+    """The overview's, an empty page's and an unknown tool's next steps: discover(...), never discover_tools."""
+    hints = (
+        "try:\n    call('notes_creat', title='milk')\nexcept ToolError as e:\n    missing = str(e)\n"
+        "[discover()['next_step'], discover('zzqx frobnicate')['next_step'], missing]"
+    )
+
+    async def scenario() -> Any:
+        server = stdio_server(write_config(tmp_path), "--code-only")
+        async with Client(server) as client:
+            answer = await client.call_tool("run_code", {"code": hints})
+            assert not answer.is_error
+            return text_of(answer)
+
+    answer = anyio.run(scenario)
+    overview, nothing, missing = answer["result"]
+    assert overview.startswith("Call discover(query) with a few words")
+    assert nothing.endswith("or browse a category with discover(categories=[...]).")
+    assert missing.endswith("Next: Use one of those names if it fits; otherwise find the tool with discover(query).")
+    assert not [m for m in META_TOOL_NAMES if m in json.dumps(answer)]
 
 
 def test_a_client_confined_to_a_toolset_reads_the_instructions_for_run_code_alone_too(tmp_path: Path) -> None:
