@@ -32,3 +32,7 @@ def test_the_page_states_each_limits_default() -> None:
     for name, field in CodeSettings.model_fields.items():
         if name not in ("enabled", "only"):  # switches, not limits
             assert f"| `code.{name}` | {field.default:g} |" in PAGE, name
+
+
+def test_the_page_quotes_the_overviews_next_step_inside_a_program_as_the_program_reads_it() -> None:
+    assert " ".join(text.OVERVIEW_NEXT.split()) in " ".join(PAGE.split())
