@@ -201,7 +201,12 @@ NOTHING_MATCHED_NEXT = (
     "category with discover(categories=[...])."
 )
 """The next step of a discover() page that found nothing, inside a program."""
-_APPROVAL_CODES = ("confirmation_invalid", "confirmation_mismatch", "confirmation_expired", "confirmation_used")
+_APPROVAL_CODES = (
+    "confirmation_invalid",
+    "confirmation_mismatch",
+    "confirmation_expired",
+    "confirmation_used",
+)
 
 
 def found(page: Mapping[str, Any], definitions: Mapping[str, ToolDefinition]) -> dict[str, Any]:

@@ -126,7 +126,9 @@ def test_over_stdio_the_hints_a_program_reads_name_its_own_functions_not_the_too
     overview, nothing, missing = answer["result"]
     assert overview.startswith("Call discover(query) with a few words")
     assert nothing.endswith("or browse a category with discover(categories=[...]).")
-    assert missing.endswith("Next: Use one of those names if it fits; otherwise find the tool with discover(query).")
+    assert missing.endswith(
+        "Next: Use one of those names if it fits; otherwise find the tool with discover(query)."
+    )
     assert not [m for m in META_TOOL_NAMES if m in json.dumps(answer)]
 
 

@@ -99,7 +99,10 @@ def test_a_programs_unknown_tool_is_told_to_use_a_close_name_or_discover(snapsho
         answer = json.loads(_run(gw, PROGRAMS["unknown_tool"]))["error"]["message"]
     finally:
         programs.close()
-    assert "Did you mean: notes_create, notes_search, notes_delete? Next: Use one of those names if it fits; " in answer
+    assert (
+        "Did you mean: notes_create, notes_search, notes_delete? Next: Use one of those names if it fits; "
+        in answer
+    )
     assert "otherwise find the tool with discover(query)." in answer
 
 
@@ -121,7 +124,9 @@ def test_the_meta_tools_own_answers_keep_their_next_steps_in_code_mode() -> None
 
 def test_a_tool_errors_next_step_inside_a_program_is_pinned(snapshot: SnapshotAssertion) -> None:
     errors = [
-        ErrorInfo("unknown_tool", "There is no tool named 'x'.", "Call discover_tools ...", suggestions=("y",)),
+        ErrorInfo(
+            "unknown_tool", "There is no tool named 'x'.", "Call discover_tools ...", suggestions=("y",)
+        ),
         ErrorInfo("unknown_tool", "There is no tool named 'x'.", "Call discover_tools ..."),
         ErrorInfo("invalid_arguments", "The parameters for y are invalid.", "... invoke_tool ..."),
         ErrorInfo("confirmation_used", "That confirmation was already used.", "... invoke_tool ..."),
