@@ -142,9 +142,14 @@ class LearnedIndex:
         principal: str | None = None,
         categories: Collection[str] | None = None,
         actions: Collection[str] | None = None,
+        limit: int | None = None,
     ) -> Mapping[str, float]:
         """Tool name -> vote in (0, 1]: how strongly earlier requests like this one ended in it, for
-        `principal` (its own pairs count at once; others' once enough principals taught them)."""
+        `principal` (its own pairs count at once; others' once enough principals taught them).
+
+        With `limit`, only the strongest `limit` votes, by vote then name (the order in which a page
+        of that depth takes them, `gateway.discovery.scored_page`); the others cost a search nothing.
+        """
         if self._index is None:
             return {}
         # Past queries that vote for nobody here (another principal's, not yet independent) are
@@ -157,8 +162,15 @@ class LearnedIndex:
         asked = frozenset(analyse(query)[1])
         # The pools' vote, where it is stronger than the nearest past requests' (it is for a tool
         # asked for often in these words; one or two close past requests vote as before).
+        # A nearest past request only raises a vote, so the `limit` strongest are among the pools'
+        # `limit` strongest and the tools the nearest vote for (a filter is applied after: all then).
         votes = (
-            self._pooled.votes(frozenset(tokenize(query)), asked, self._query_vector(query))
+            self._pooled.votes(
+                frozenset(tokenize(query)),
+                asked,
+                self._query_vector(query),
+                limit=None if categories or actions else limit,
+            )
             if len(self._pooled)
             else {}
         )
@@ -185,7 +197,10 @@ class LearnedIndex:
                 if (not categories or known[tool].category in categories)
                 and (not actions or known[tool].action in actions)
             }
-        return {tool: min(1.0, vote) for tool, vote in votes.items() if vote > 0.0}
+        out = {tool: min(1.0, vote) for tool, vote in votes.items() if vote > 0.0}
+        if limit is not None and len(out) > limit:
+            out = dict(sorted(out.items(), key=_strongest)[:limit])
+        return out
 
     def _query_vector(self, query: str) -> Any:
         """The request's embedding, normalised (None without the semantic layer)."""
@@ -217,3 +232,7 @@ class LearnedIndex:
             close = (shared / union) ** 1.5 if union else 0.0
             out.append(close if meaning is None else min(close, meaning[n]))
         return out
+
+
+def _strongest(item: tuple[str, float]) -> tuple[float, str]:
+    return -item[1], item[0]
