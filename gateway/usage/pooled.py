@@ -146,11 +146,19 @@ class PooledEvidence:
             action: np.array([self._actions[t] == action for t in names])
             for action in set(self._actions.values())
         }
+        # The means again, the pools of one action in a row: a request's cosines read each pool's
+        # whole or other mean, never both (one pass over the rows, not two).
+        order = np.argsort(np.array([self._actions[t] for t in names]), kind="stable")
+        runs = {}
+        for action, mask in of_action.items():
+            at_ = np.flatnonzero(mask[order])
+            runs[action] = (int(at_[0]), int(at_[-1]) + 1)
+        by_action = (order, runs, self._means[order], other_means[order])
         return (
             postings,
             evidence / (evidence + EVIDENCE),
             other_evidence / (other_evidence + EVIDENCE),
-            other_means,
+            by_action,
             of_action,
             np.array(names, dtype=object),
         )
@@ -159,7 +167,7 @@ class PooledEvidence:
         self, words: frozenset[str], asked: frozenset[str], vector: Any, limit: int | None
     ) -> dict[str, float]:
         np = self._np
-        postings, scale, other_scale, other_means, of_action, names = self._arrays
+        postings, scale, other_scale, by_action, of_action, names = self._arrays
         rarity, unknown = self._rarity, self._unknown
         whole = sum(rarity.get(w, unknown) for w in words)
         n = len(names)
@@ -183,20 +191,17 @@ class PooledEvidence:
             return out / whole if whole else out
 
         if other is None or other.all():
-            column, ev, means = (1, scale, self._means) if other is None else (2, other_scale, other_means)
+            column, ev = (1, scale) if other is None else (2, other_scale)
             score = share(column) * WORDS
-            cosines = None if vector is None else similarities(np, means, vector)
         else:
             score = np.where(other, share(2), share(1)) * WORDS
             ev = np.where(other, other_scale, scale)
-            cosines = (
-                None
-                if vector is None
-                else np.where(
-                    other, similarities(np, other_means, vector), similarities(np, self._means, vector)
-                )
-            )
-        if cosines is not None:
+        if vector is not None:
+            order, runs, means, other_means = by_action
+            cosines = np.empty(n, dtype=means.dtype)
+            for action, (start, end) in runs.items():
+                rows = other_means if other is not None and action not in asked else means
+                cosines[order[start:end]] = similarities(np, rows[start:end], vector)
             score = score + MEANING * np.maximum(cosines - SIMILARITY_FLOOR, 0.0) / (1.0 - SIMILARITY_FLOOR)
         votes = np.minimum(ev * score, 1.0)
         found = np.flatnonzero(votes > 0.0)
