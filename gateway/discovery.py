@@ -36,8 +36,10 @@ does)."""
 _LEAD_DEPTH = 50
 """How deep a ranking is read for a tool that may lead, when its best ones all need a confirmation."""
 
-Votes = Callable[[str, Collection[str] | None, Collection[str] | None], Mapping[str, float]]
-"""(query, categories, actions) -> tool name -> vote in (0, 1]: what earlier traffic says."""
+Votes = Callable[[str, Collection[str] | None, Collection[str] | None, int], Mapping[str, float]]
+"""(query, categories, actions, depth) -> tool name -> vote in (0, 1]: what earlier traffic says. Only
+the strongest `depth` votes (by vote, then name) are read: a page of that depth holds no more voted
+tools, so the others may be left out."""
 
 
 def overview(tools: Sequence[ToolDefinition]) -> dict[str, Any]:
@@ -113,7 +115,8 @@ def discover(
     if query:
         # The index ranks (exact name, name prefix, then score) and filters.
         exact = index.tool(query.strip().lower()) is not None  # an exact name stays first: no vote asked
-        learned = votes(query, categories, actions) if votes is not None and not exact else {}
+        depth = max(offset + limit, _LEAD_DEPTH)  # the deepest ranking read below
+        learned = votes(query, categories, actions, depth) if votes is not None and not exact else {}
 
         def ranked(depth: int) -> tuple[list[ToolDefinition], int]:
             found, total = scored_page(

@@ -189,9 +189,10 @@ class Gateway:
         if usage is not None:
 
             def votes(
-                text: str, cats: Collection[str] | None, acts: Collection[str] | None
+                text: str, cats: Collection[str] | None, acts: Collection[str] | None, depth: int
             ) -> Mapping[str, float]:
-                return usage.votes(visible, text, principal=principal.id, categories=cats, actions=acts)
+                who = principal.id
+                return usage.votes(visible, text, principal=who, categories=cats, actions=acts, limit=depth)
 
         out = discovery.discover(
             visible,

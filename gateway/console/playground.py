@@ -74,7 +74,7 @@ def run(
             categories=cats,
             actions=acts,
             limit=limit,
-            votes=(lambda q, c, a: learned) if learned else None,
+            votes=(lambda q, c, a, d: learned) if learned else None,
         )
     except ToolInputError as exc:
         result.error = exc.message

@@ -20,6 +20,7 @@ from typing import Any
 
 from ..definition import NoParams, ToolDefinition
 from ..search import SearchIndex, tokenize
+from ..search.encoder import similarities
 from ..search.semantic import embedder
 from ..search.verbs import analyse
 from .pooled import PooledEvidence
@@ -142,9 +143,14 @@ class LearnedIndex:
         principal: str | None = None,
         categories: Collection[str] | None = None,
         actions: Collection[str] | None = None,
+        limit: int | None = None,
     ) -> Mapping[str, float]:
         """Tool name -> vote in (0, 1]: how strongly earlier requests like this one ended in it, for
-        `principal` (its own pairs count at once; others' once enough principals taught them)."""
+        `principal` (its own pairs count at once; others' once enough principals taught them).
+
+        With `limit`, only the strongest `limit` votes, by vote then name (the order in which a page
+        of that depth takes them, `gateway.discovery.scored_page`); the others cost a search nothing.
+        """
         if self._index is None:
             return {}
         # Past queries that vote for nobody here (another principal's, not yet independent) are
@@ -155,16 +161,26 @@ class LearnedIndex:
             if self._public[i] or any(principal in own for _, _, own in self._owners[i])
         ][:NEIGHBOURS]
         asked = frozenset(analyse(query)[1])
+        # The request's words and embedding, worked out once for the pools and the nearest.
+        words = frozenset(tokenize(query))
+        raw = None if self._embedder is None else self._embedder.encode_query(query)
         # The pools' vote, where it is stronger than the nearest past requests' (it is for a tool
         # asked for often in these words; one or two close past requests vote as before).
+        # A nearest past request only raises a vote, so the `limit` strongest are among the pools'
+        # `limit` strongest and the tools the nearest vote for (a filter is applied after: all then).
         votes = (
-            self._pooled.votes(frozenset(tokenize(query)), asked, self._query_vector(query))
+            self._pooled.votes(
+                words,
+                asked,
+                _normalised(raw),
+                limit=None if categories or actions else limit,
+            )
             if len(self._pooled)
             else {}
         )
         nearest: dict[str, float] = {}
         get, owners, known = nearest.get, self._owners, self._tools
-        for i, close in zip(neighbours, self._closeness(query, neighbours), strict=True):
+        for i, close in zip(neighbours, self._closeness(words, raw, neighbours), strict=True):
             if close <= 0.0:
                 continue
             other = self._actions[i] - asked if asked else frozenset()
@@ -185,26 +201,21 @@ class LearnedIndex:
                 if (not categories or known[tool].category in categories)
                 and (not actions or known[tool].action in actions)
             }
-        return {tool: min(1.0, vote) for tool, vote in votes.items() if vote > 0.0}
+        out = {tool: min(1.0, vote) for tool, vote in votes.items() if vote > 0.0}
+        if limit is not None and len(out) > limit:
+            out = dict(sorted(out.items(), key=_strongest)[:limit])
+        return out
 
-    def _query_vector(self, query: str) -> Any:
-        """The request's embedding, normalised (None without the semantic layer)."""
-        if self._embedder is None:
-            return None
-        vector = self._embedder.encode_query(query)
-        norm = float((vector * vector).sum()) ** 0.5
-        return vector / norm if norm else vector
-
-    def _closeness(self, query: str, neighbours: list[int]) -> list[float]:
-        """How close each neighbour (a past query's number) is to `query`, in [0, 1]: by their words
-        and, with the semantic layer, by their meaning too (the smaller of the two): requests alike in
-        meaning but not in their words ("the area of a circle", "the area of a triangle") are not close."""
+    def _closeness(self, words: frozenset[str], vector: Any, neighbours: list[int]) -> list[float]:
+        """How close each neighbour (a past query's number) is to the request of `words` (its
+        embedding `vector`), in [0, 1]: by their words and, with the semantic layer, by their meaning
+        too (the smaller of the two): requests alike in meaning but not in their words ("the area of a
+        circle", "the area of a triangle") are not close."""
         meaning: list[float] | None = None
         if self._embedder is not None:
             np = self._embedder.np
-            cosines = (self._vectors[neighbours] @ self._embedder.encode_query(query)).astype(np.float64)
+            cosines = similarities(np, self._vectors[neighbours], vector).astype(np.float64)
             meaning = np.maximum((cosines - SIMILARITY_FLOOR) / (1.0 - SIMILARITY_FLOOR), 0.0).tolist()
-        words = frozenset(tokenize(query))
         rarity, mass = self._rarity, self._mass
         whole = sum(rarity.get(w, 1.0) for w in words)
         out = []
@@ -217,3 +228,15 @@ class LearnedIndex:
             close = (shared / union) ** 1.5 if union else 0.0
             out.append(close if meaning is None else min(close, meaning[n]))
         return out
+
+
+def _strongest(item: tuple[str, float]) -> tuple[float, str]:
+    return -item[1], item[0]
+
+
+def _normalised(vector: Any) -> Any:
+    """`vector` as a unit vector (None stays None)."""
+    if vector is None:
+        return None
+    norm = float((vector * vector).sum()) ** 0.5
+    return vector / norm if norm else vector

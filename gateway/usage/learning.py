@@ -126,13 +126,14 @@ class Usage:
         principal: str | None = None,
         categories: Collection[str] | None = None,
         actions: Collection[str] | None = None,
+        limit: int | None = None,
     ) -> Mapping[str, float]:
         """Tool name -> vote in (0, 1] for `principal`'s `query`, among `tools` (the caller's visible
-        tools, by name)."""
+        tools, by name); with `limit`, only the strongest `limit` (`LearnedIndex.votes`)."""
         learned = self.learned(tools)
         if learned is None:
             return {}
-        return learned.votes(query, principal=principal, categories=categories, actions=actions)
+        return learned.votes(query, principal=principal, categories=categories, actions=actions, limit=limit)
 
     def learned(self, tools: Sequence[ToolDefinition], *, wait: bool = False) -> LearnedIndex | None:
         """The learned index over `tools`, from the latest snapshot of the store (None: no evidence).

@@ -21,6 +21,8 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..search.encoder import similarities
+
 EVIDENCE = 7.0
 """A tool with n past requests counts n / (n + EVIDENCE) of its closeness: one past request an
 eighth, seven half."""
@@ -116,20 +118,21 @@ class PooledEvidence:
             self._arrays = self._build_arrays()
 
     def _build_arrays(self) -> Any:
-        """Per word, the positions of the pools holding it and its counts there (whole, other); and
-        per pool its length norm, evidence (whole, other), action and the other pools' means."""
+        """Per word, the positions of the pools holding it and what it adds to their scores there
+        (whole, other: its rarity times its saturated count, already divided by the pool's length
+        norm); per pool its evidence scale (whole, other), whether it is of each action, and the
+        other pools' means."""
         np, names = self._np, self._names
         at = {tool: k for k, tool in enumerate(names)}
+        average = self._average or 1.0
+        norm = np.array([_K1 * (1 - _B + _B * self._whole[t].length / average) for t in names])
         postings = {}
         for word, tools in self._postings.items():
             idx = np.fromiter((at[t] for t in tools), dtype=np.intp, count=len(tools))
-            whole = np.array([self._whole[t].counts[word] for t in tools])
-            other = np.array(
-                [self._other[t].counts.get(word, 0.0) if t in self._other else 0.0 for t in tools]
-            )
-            postings[word] = (idx, whole, other)
-        average = self._average or 1.0
-        norm = np.array([_K1 * (1 - _B + _B * self._whole[t].length / average) for t in names])
+            cw = np.array([self._whole[t].counts[word] for t in tools])
+            co = np.array([self._other[t].counts.get(word, 0.0) if t in self._other else 0.0 for t in tools])
+            rarity = self._rarity[word]
+            postings[word] = (idx, rarity * cw / (cw + norm[idx]), rarity * co / (co + norm[idx]))
         evidence = np.array([self._whole[t].evidence for t in names])
         other_evidence = np.array([self._other[t].evidence if t in self._other else 0.0 for t in names])
         zero = self._means[0] * 0.0
@@ -139,59 +142,95 @@ class PooledEvidence:
                 for t in names
             ]
         )
-        code_of = {a: k for k, a in enumerate(sorted(set(self._actions.values())))}
-        self._codes = (np.array([code_of[self._actions[t]] for t in names]), code_of)
-        return postings, norm, evidence, other_evidence, other_means
+        of_action = {
+            action: np.array([self._actions[t] == action for t in names])
+            for action in set(self._actions.values())
+        }
+        # The means again, the pools of one action in a row: a request's cosines read each pool's
+        # whole or other mean, never both (one pass over the rows, not two).
+        order = np.argsort(np.array([self._actions[t] for t in names]), kind="stable")
+        runs = {}
+        for action, mask in of_action.items():
+            at_ = np.flatnonzero(mask[order])
+            runs[action] = (int(at_[0]), int(at_[-1]) + 1)
+        by_action = (order, runs, self._means[order], other_means[order])
+        return (
+            postings,
+            evidence / (evidence + EVIDENCE),
+            other_evidence / (other_evidence + EVIDENCE),
+            by_action,
+            of_action,
+            np.array(names, dtype=object),
+        )
 
-    def _votes_arrays(self, words: frozenset[str], asked: frozenset[str], vector: Any) -> dict[str, float]:
-        np, names = self._np, self._names
-        postings, norm, evidence, other_evidence, other_means = self._arrays
+    def _votes_arrays(
+        self, words: frozenset[str], asked: frozenset[str], vector: Any, limit: int | None
+    ) -> dict[str, float]:
+        np = self._np
+        postings, scale, other_scale, by_action, of_action, names = self._arrays
         rarity, unknown = self._rarity, self._unknown
         whole = sum(rarity.get(w, unknown) for w in words)
         n = len(names)
-        words_whole, words_other = np.zeros(n), np.zeros(n)
-        for word in words:
-            held = postings.get(word)
-            if held is None:
-                continue
-            idx, cw, co = held
-            words_whole[idx] += rarity[word] * cw / (cw + norm[idx])
-            words_other[idx] += rarity[word] * co / (co + norm[idx])
-        if whole:
-            words_whole /= whole
-            words_other /= whole
-        codes, code_of = self._codes
-        other = np.zeros(n, dtype=bool)
+        # One pass over the postings of the request's words: each word's share, added in the
+        # request's word order (the same sums, to the bit, as one addition per word).
+        held = [postings[w] for w in words if w in postings]
+        idx = np.concatenate([h[0] for h in held]) if held else None
+        # The pools of a tool whose action the request does not ask: their other pools count.
+        other: Any = None
         if asked:
-            other = ~np.isin(codes, [code_of[a] for a in asked if a in code_of])
-        score = np.where(other, words_other, words_whole) * WORDS
-        ev = np.where(other, other_evidence, evidence)
+            of_asked = [of_action[a] for a in asked if a in of_action]
+            other = ~np.logical_or.reduce(of_asked) if of_asked else np.ones(n, dtype=bool)
+            if not other.any():
+                other = None
+
+        def share(column: int) -> Any:
+            """Each pool's share of the request's rare words: column 1 of the whole pools, 2 of the others."""
+            if idx is None:
+                return np.zeros(n)
+            out = np.bincount(idx, np.concatenate([h[column] for h in held]), minlength=n)
+            return out / whole if whole else out
+
+        if other is None or other.all():
+            column, ev = (1, scale) if other is None else (2, other_scale)
+            score = share(column) * WORDS
+        else:
+            score = np.where(other, share(2), share(1)) * WORDS
+            ev = np.where(other, other_scale, scale)
         if vector is not None:
-            cosines = self._means @ vector
-            if other.any():
-                cosines = np.where(other, other_means @ vector, cosines)
+            order, runs, means, other_means = by_action
+            cosines = np.empty(n, dtype=means.dtype)
+            for action, (start, end) in runs.items():
+                rows = other_means if other is not None and action not in asked else means
+                cosines[order[start:end]] = similarities(np, rows[start:end], vector)
             score = score + MEANING * np.maximum(cosines - SIMILARITY_FLOOR, 0.0) / (1.0 - SIMILARITY_FLOOR)
-        votes = np.minimum(ev / (ev + EVIDENCE) * score, 1.0)
+        votes = np.minimum(ev * score, 1.0)
         found = np.flatnonzero(votes > 0.0)
+        if limit is not None and len(found) > limit:
+            # Every vote at least the `limit`-th strongest (ties included: the caller orders them by name).
+            strongest = votes[found]
+            found = found[strongest >= -np.partition(-strongest, limit - 1)[limit - 1]]
         if len(found) > 2 * CANDIDATES:  # the strongest: a page holds no more voted tools
             found = found[np.argpartition(-votes[found], 2 * CANDIDATES)[: 2 * CANDIDATES]]
-        return {names[k]: float(votes[k]) for k in found.tolist()}
+        return dict(zip(names[found].tolist(), votes[found].tolist(), strict=True))
 
     def __len__(self) -> int:
         return len(self._whole)
 
-    def votes(self, words: frozenset[str], asked: frozenset[str], vector: Any = None) -> dict[str, float]:
+    def votes(
+        self, words: frozenset[str], asked: frozenset[str], vector: Any = None, *, limit: int | None = None
+    ) -> dict[str, float]:
         """Tool name -> vote in (0, 1] for a request of `words` that asked `asked` (its embedding,
-        normalised, for the meaning)."""
+        normalised, for the meaning); with `limit`, at least the `limit` strongest (with the votes
+        equal to the last of them), and maybe more."""
         if self._arrays is not None:
-            return self._votes_arrays(words, asked, vector)
+            return self._votes_arrays(words, asked, vector, limit)
         rarity, unknown = self._rarity, self._unknown
         whole = sum(rarity.get(w, unknown) for w in words)
         average = self._average or 1.0
         meaning: dict[str, float] = {}
         if vector is not None and self._means is not None:
             np, names = self._np, self._names
-            cosines = self._means @ vector
+            cosines = similarities(np, self._means, vector)
             if len(names) > CANDIDATES:  # the pools closest in meaning: the others' votes are weak
                 best = np.argpartition(-cosines, CANDIDATES)[:CANDIDATES]
             else:
