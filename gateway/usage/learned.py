@@ -32,10 +32,6 @@ ONE_REQUEST = 0.5
 """The most one past request adds to a tool's vote: a vote of 1 takes at least two close ones."""
 SIMILARITY_FLOOR = 0.3
 """Below this cosine two requests are unrelated (the embeddings of unrelated requests land around it)."""
-AGREEING = 4.5
-"""The evidence a tool's pool needs (past requests that count for everyone, each weighing 1 when
-fresh: five of them) before its vote and the nearest past requests' add up; with less, the nearest
-are most of the pool, counted once (the larger of the two)."""
 
 
 _Owner = tuple[float, Mapping[str, float]]
@@ -126,12 +122,6 @@ class LearnedIndex:
             self._rarity = {w: math.log(1 + n / (f + 1)) for w, f in frequency.items()}
         rarity = self._rarity
         self._mass = [sum(rarity[w] for w in words) for words in self._words]  # each past query's
-        # Each tool's evidence for everyone: its pool's size, which decides how its two votes combine.
-        self._evidence: dict[str, float] = {}
-        for owned in self._owners:
-            for credited, everyone, _ in owned:
-                if everyone > 0.0:
-                    self._evidence[credited] = self._evidence.get(credited, 0.0) + everyone
         # What counts for everyone, pooled by tool: many past requests of a tool in these words vote
         # for it though none of them alone is close (`PooledEvidence`).
         self._pooled = PooledEvidence(
@@ -202,16 +192,8 @@ class LearnedIndex:
                 weight = max(public, own.get(principal, 0.0)) if principal is not None else public
                 if weight > 0.0:
                     nearest[tool] = get(tool, 0.0) + min(ONE_REQUEST, close * weight)
-        evidence = self._evidence
         for tool, vote in nearest.items():
-            # A tool asked for often: its pool (what it is asked for) and the nearest past requests
-            # (that this was asked before) are two kinds of evidence, and add up. A small pool is
-            # mostly the nearest past requests themselves, so they count once (the larger).
-            pooled = votes.get(tool, 0.0)
-            if evidence.get(tool, 0.0) >= AGREEING:
-                votes[tool] = pooled + vote
-            else:
-                votes[tool] = max(pooled, min(1.0, vote))
+            votes[tool] = max(votes.get(tool, 0.0), min(1.0, vote))
         if categories or actions:
             votes = {
                 tool: vote

@@ -11,10 +11,7 @@ import pytest
 
 from gateway import Catalog, Gateway, Principal, ToolContext, run_sync, tool
 from gateway.cli import main
-from gateway.search import tokenize
-from gateway.search.verbs import analyse
-from gateway.usage import Pair, SqliteUsageStore, Usage
-from gateway.usage.pooled import PooledEvidence
+from gateway.usage import SqliteUsageStore, Usage
 
 from .sample_tools import ALL_TOOLS
 from .test_discovery_visibility import VISIBLE
@@ -230,41 +227,3 @@ def test_a_word_many_past_requests_of_a_tool_share_votes_fully_for_it_and_one_pa
     ]
     assert vote(*(f"file away the {thing} from the landlord" for thing in things)) == 1.0
     assert vote("file away the letter from the landlord") <= 0.5
-
-
-def test_a_tool_asked_for_often_adds_its_pools_vote_to_its_nearest_past_requests_and_one_asked_for_little_takes_the_larger() -> (
-    None
-):
-    tools = Catalog([*ALL_TOOLS, *VISIBLE])
-    action = next(d.action for d in tools if d.name == "notes_archive")
-
-    def votes(past: list[str], request: str) -> tuple[float, float, float]:
-        """(the tool's vote, its nearest past requests' alone, its pool's alone) for `request`."""
-        usage = Usage(SqliteUsageStore(), check_seconds=0.0, semantic=False)
-        usage.import_lines(json.dumps({"query": q, "tools": ["notes_archive"]}) for q in past)
-        # The same past requests taught by ana alone count for her as nearest past requests only
-        # (a pool holds what counts for everyone).
-        own = Usage(SqliteUsageStore(), check_seconds=0.0, semantic=False)
-        own.store.add([Pair(q, "notes_archive", ANA.id) for q in past], daily_cap=False)
-        pool = PooledEvidence(
-            [(frozenset(tokenize(q)), frozenset(analyse(q)[1]), [("notes_archive", 1.0)]) for q in past],
-            {"notes_archive": action},
-        )
-        words, asked = frozenset(tokenize(request)), frozenset(analyse(request)[1])
-        gw = Gateway(tools, usage=usage, search_cache_dir=False)
-        return (
-            usage.votes(gw.visible(ANA), request, principal=ANA.id).get("notes_archive", 0.0),
-            own.votes(gw.visible(ANA), request, principal=ANA.id).get("notes_archive", 0.0),
-            pool.votes(words, asked).get("notes_archive", 0.0),
-        )
-
-    things = ["letter", "lease", "receipt", "notice", "invoice", "papers"]
-    # Six past requests: what the tool is asked for (its pool) and that this was asked before (the
-    # nearest) are two kinds of evidence, and add up.
-    vote, nearest, pooled = votes([f"file away the {t} from the landlord" for t in things], "the lease")
-    assert 0.0 < nearest < 1.0 and 0.0 < pooled < 1.0
-    assert vote == pytest.approx(min(1.0, nearest + pooled))
-    # Four: the pool is mostly the nearest past requests themselves, counted once.
-    vote, nearest, pooled = votes([f"file away the {t} from the landlord" for t in things[:4]], "the lease")
-    assert pooled > 0.0 and nearest > 0.0
-    assert vote == pytest.approx(max(nearest, pooled))
