@@ -197,7 +197,7 @@ class PooledEvidence:
         if vector is not None and idx is not None:
             # The meaning of the pools the request's words reach, the strongest by their words' vote:
             # one gathered row each (its whole or other mean), not every pool's mean.
-            near = np.flatnonzero(score)
+            near = (score > 0.0).nonzero()[0]  # faster than flatnonzero over floats
             if len(near) > MEANING_CANDIDATES:
                 strength = ev[near] * score[near]
                 near = near[np.argpartition(-strength, MEANING_CANDIDATES - 1)[:MEANING_CANDIDATES]]
@@ -205,7 +205,7 @@ class PooledEvidence:
             cosines = similarities(np, means[rows], vector)
             score[near] += MEANING * np.maximum(cosines - SIMILARITY_FLOOR, 0.0) / (1.0 - SIMILARITY_FLOOR)
         votes = np.minimum(ev * score, 1.0)
-        found = np.flatnonzero(votes > 0.0)
+        found = (votes > 0.0).nonzero()[0]
         if limit is not None and len(found) > limit:
             # Every vote at least the `limit`-th strongest (ties included: the caller orders them by name).
             strongest = votes[found]
