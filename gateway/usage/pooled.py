@@ -194,14 +194,16 @@ class PooledEvidence:
         else:
             score = np.where(other, share(2), share(1)) * WORDS
             ev = np.where(other, other_scale, scale)
-        if vector is not None and idx is not None:
-            # The meaning of the pools the request's words reach, the strongest by their words' vote:
-            # one gathered row each (its whole or other mean), not every pool's mean.
-            near = (score > 0.0).nonzero()[0]  # faster than flatnonzero over floats
+        # Only the pools the request's words reach have a vote: the rest is worked out for them alone.
+        reached = (score > 0.0).nonzero()[0]  # faster than flatnonzero over floats
+        score, ev = score[reached], ev[reached]
+        if vector is not None and len(reached):
+            # Their meaning, for the strongest by their words' vote: one gathered row each (its whole
+            # or other mean), not every pool's mean.
+            near = np.arange(len(reached))
             if len(near) > MEANING_CANDIDATES:
-                strength = ev[near] * score[near]
-                near = near[np.argpartition(-strength, MEANING_CANDIDATES - 1)[:MEANING_CANDIDATES]]
-            rows = near if other is None else near + n * other[near]
+                near = np.argpartition(-(ev * score), MEANING_CANDIDATES - 1)[:MEANING_CANDIDATES]
+            rows = reached[near] if other is None else reached[near] + n * other[reached[near]]
             cosines = similarities(np, means[rows], vector)
             score[near] += MEANING * np.maximum(cosines - SIMILARITY_FLOOR, 0.0) / (1.0 - SIMILARITY_FLOOR)
         votes = np.minimum(ev * score, 1.0)
@@ -212,7 +214,7 @@ class PooledEvidence:
             found = found[strongest >= -np.partition(-strongest, limit - 1)[limit - 1]]
         if len(found) > 2 * CANDIDATES:  # the strongest: a page holds no more voted tools
             found = found[np.argpartition(-votes[found], 2 * CANDIDATES)[: 2 * CANDIDATES]]
-        return dict(zip(names[found].tolist(), votes[found].tolist(), strict=True))
+        return dict(zip(names[reached[found]].tolist(), votes[found].tolist(), strict=True))
 
     def __len__(self) -> int:
         return len(self._whole)
