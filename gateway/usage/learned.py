@@ -250,7 +250,7 @@ class LearnedIndex:
             cosines = similarities(np, self._vectors[neighbours], vector).astype(np.float64)
             meaning = np.maximum((cosines - SIMILARITY_FLOOR) / (1.0 - SIMILARITY_FLOOR), 0.0).tolist()
         rarity, mass = self._rarity, self._mass
-        whole = self._whole(words)
+        whole = self._whole(words) if overlaps is None else 0.0  # the overlaps hold it already
         out = []
         for n, i in enumerate(neighbours):
             if meaning is not None and meaning[n] <= 0.0:
