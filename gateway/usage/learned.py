@@ -1,8 +1,9 @@
 """Past queries as evidence for their tools: the nearest earlier requests vote for where they ended.
 
-Every distinct past query is a small document in a lexical index (the catalog's own engine,
-`gateway.search`: stems, typos, verbs), which finds a request's `NEIGHBOURS` nearest past queries
-cheaply, by their words (`SearchIndex.positions`). Each votes for each of its tools with its
+A request's `NEIGHBOURS` nearest past queries are found by their words: with the semantic layer,
+those whose stems overlap most with the request's (`WordNeighbours`, the closeness's own measure);
+without it, by BM25 in a lexical index where every distinct past query is a small document (the
+catalog's own engine, `gateway.search`: stems, typos, verbs; `SearchIndex.positions`). Each votes for each of its tools with its
 closeness to the request times the pair's weight for the caller (`_owner`), at most `ONE_REQUEST`;
 a tool's vote is the sum, capped at 1. Closeness is absolute, never relative to the best neighbour,
 so a request that shares one common word with the history gets a small vote, not a strong one: the
