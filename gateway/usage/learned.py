@@ -1,8 +1,9 @@
 """Past queries as evidence for their tools: the nearest earlier requests vote for where they ended.
 
-Every distinct past query is a small document in a lexical index (the catalog's own engine,
-`gateway.search`: stems, typos, verbs), which finds a request's `NEIGHBOURS` nearest past queries
-cheaply, by their words (`SearchIndex.positions`). Each votes for each of its tools with its
+A request's `NEIGHBOURS` nearest past queries are found by their words: with the semantic layer,
+those whose stems overlap most with the request's (`WordNeighbours`, the closeness's own measure);
+without it, by BM25 in a lexical index where every distinct past query is a small document (the
+catalog's own engine, `gateway.search`: stems, typos, verbs; `SearchIndex.positions`). Each votes for each of its tools with its
 closeness to the request times the pair's weight for the caller (`_owner`), at most `ONE_REQUEST`;
 a tool's vote is the sum, capped at 1. Closeness is absolute, never relative to the best neighbour,
 so a request that shares one common word with the history gets a small vote, not a strong one: the
@@ -23,6 +24,7 @@ from ..search import SearchIndex, tokenize
 from ..search.encoder import similarities
 from ..search.semantic import embedder
 from ..search.verbs import analyse
+from .nearest import WordNeighbours
 from .pooled import PooledEvidence
 from .store import IMPORT_PRINCIPAL, Evidence
 
@@ -104,11 +106,20 @@ class LearnedIndex:
                 )
             )
         self.tools = frozenset(t for tools_of in self._owners for t, _, _ in tools_of)
-        # The documents are named in their order, so an index position is a past query's number.
-        self._index = SearchIndex(documents, semantic=False) if documents else None
-        if self._index is not None:
-            self._index.typo_map()  # built with the index (in the background), not by a search
+        # The past queries a principal taught that count for no one else yet: their numbers.
+        self._own: dict[str, set[int]] = {}
+        for i, owned in enumerate(self._owners):
+            if not self._public[i]:
+                for _, _, own in owned:
+                    for who in own:
+                        self._own.setdefault(who, set()).add(i)
         self._embedder = embedder() if semantic is not False and documents else None
+        # Without the semantic layer the nearest past queries are found by BM25 over their words
+        # (the documents are named in their order, so an index position is a past query's number).
+        self._index: SearchIndex | None = None
+        if documents and self._embedder is None:
+            self._index = SearchIndex(documents, semantic=False)
+            self._index.typo_map()  # built with the index (in the background), not by a search
         self._vectors: Any = None
         if self._embedder is not None:
             self._vectors = self._embedder.encode([d.description for d in documents])
@@ -122,6 +133,12 @@ class LearnedIndex:
             self._rarity = {w: math.log(1 + n / (f + 1)) for w, f in frequency.items()}
         rarity = self._rarity
         self._mass = [sum(rarity[w] for w in words) for words in self._words]  # each past query's
+        # With it, by the overlap of their words (the closeness's own measure), with arrays.
+        self._neighbours = (
+            WordNeighbours(self._embedder.np, self._words, rarity, self._mass)
+            if self._embedder is not None
+            else None
+        )
         # What counts for everyone, pooled by tool: many past requests of a tool in these words vote
         # for it though none of them alone is close (`PooledEvidence`).
         self._pooled = PooledEvidence(
@@ -151,19 +168,24 @@ class LearnedIndex:
         With `limit`, only the strongest `limit` votes, by vote then name (the order in which a page
         of that depth takes them, `gateway.discovery.scored_page`); the others cost a search nothing.
         """
-        if self._index is None:
+        if not self._words:
             return {}
-        # Past queries that vote for nobody here (another principal's, not yet independent) are
-        # skipped, so they cannot crowd the neighbours out.
-        neighbours = [
-            i
-            for i in self._index.positions(query, limit=2 * NEIGHBOURS)
-            if self._public[i] or any(principal in own for _, _, own in self._owners[i])
-        ][:NEIGHBOURS]
         asked = frozenset(analyse(query)[1])
         # The request's words and embedding, worked out once for the pools and the nearest.
         words = frozenset(tokenize(query))
         raw = None if self._embedder is None else self._embedder.encode_query(query)
+        # Past queries that vote for nobody here (another principal's, not yet independent) are
+        # skipped, so they cannot crowd the neighbours out.
+        for_all = self._public
+        mine = self._own.get(principal, ()) if principal is not None else ()
+        overlaps: dict[int, float] | None = None
+        if self._neighbours is not None:
+            found, overlap = self._neighbours.nearest(words, self._whole(words), 2 * NEIGHBOURS)
+            overlaps = dict(zip(found, overlap, strict=True))
+        else:
+            assert self._index is not None
+            found = self._index.positions(query, limit=2 * NEIGHBOURS)
+        neighbours = [i for i in found if for_all[i] or i in mine][:NEIGHBOURS]
         # The pools' vote, where it is stronger than the nearest past requests' (it is for a tool
         # asked for often in these words; one or two close past requests vote as before).
         # A nearest past request only raises a vote, so the `limit` strongest are among the pools'
@@ -180,7 +202,7 @@ class LearnedIndex:
         )
         nearest: dict[str, float] = {}
         get, owners, known = nearest.get, self._owners, self._tools
-        for i, close in zip(neighbours, self._closeness(words, raw, neighbours), strict=True):
+        for i, close in zip(neighbours, self._closeness(words, raw, neighbours, overlaps), strict=True):
             if close <= 0.0:
                 continue
             other = self._actions[i] - asked if asked else frozenset()
@@ -206,26 +228,41 @@ class LearnedIndex:
             out = dict(sorted(out.items(), key=_strongest)[:limit])
         return out
 
-    def _closeness(self, words: frozenset[str], vector: Any, neighbours: list[int]) -> list[float]:
+    def _whole(self, words: frozenset[str]) -> float:
+        """The request's rarity summed over its words (a word no past query holds counts 1)."""
+        rarity = self._rarity
+        return sum(rarity.get(w, 1.0) for w in words)
+
+    def _closeness(
+        self,
+        words: frozenset[str],
+        vector: Any,
+        neighbours: list[int],
+        overlaps: Mapping[int, float] | None = None,
+    ) -> list[float]:
         """How close each neighbour (a past query's number) is to the request of `words` (its
         embedding `vector`), in [0, 1]: by their words and, with the semantic layer, by their meaning
         too (the smaller of the two): requests alike in meaning but not in their words ("the area of a
-        circle", "the area of a triangle") are not close."""
+        circle", "the area of a triangle") are not close. `overlaps`: their words' weighted overlaps,
+        when already known."""
         meaning: list[float] | None = None
         if self._embedder is not None:
             np = self._embedder.np
             cosines = similarities(np, self._vectors[neighbours], vector).astype(np.float64)
             meaning = np.maximum((cosines - SIMILARITY_FLOOR) / (1.0 - SIMILARITY_FLOOR), 0.0).tolist()
         rarity, mass = self._rarity, self._mass
-        whole = sum(rarity.get(w, 1.0) for w in words)
+        whole = self._whole(words) if overlaps is None else 0.0  # the overlaps hold it already
         out = []
         for n, i in enumerate(neighbours):
             if meaning is not None and meaning[n] <= 0.0:
                 out.append(0.0)
                 continue
-            shared = sum(rarity[w] for w in words & self._words[i])
-            union = whole + mass[i] - shared
-            close = (shared / union) ** 1.5 if union else 0.0
+            if overlaps is not None:
+                close = overlaps[i] ** 1.5
+            else:
+                shared = sum(rarity[w] for w in words & self._words[i])
+                union = whole + mass[i] - shared
+                close = (shared / union) ** 1.5 if union else 0.0
             out.append(close if meaning is None else min(close, meaning[n]))
         return out
 

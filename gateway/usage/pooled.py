@@ -35,6 +35,10 @@ SIMILARITY_FLOOR = 0.3
 CANDIDATES = 256
 """The most tools scored for one request by their words, and by their meaning: bounds a search's cost
 whatever the number of tools with evidence."""
+MEANING_CANDIDATES = 128
+"""With numpy, the pools whose meaning is weighed: those holding some of the request's words, the
+strongest this many by their words' vote. A pool sharing no word with the request moved no page of
+the shared sets' replays, and reading every pool's mean was most of the pools' cost."""
 _K1, _B = 1.2, 0.5  # BM25: saturation of a word's count, and how much a long pool is penalised
 
 
@@ -120,8 +124,8 @@ class PooledEvidence:
     def _build_arrays(self) -> Any:
         """Per word, the positions of the pools holding it and what it adds to their scores there
         (whole, other: its rarity times its saturated count, already divided by the pool's length
-        norm); per pool its evidence scale (whole, other), whether it is of each action, and the
-        other pools' means."""
+        norm); per pool its evidence scale (whole, other), whether it is of each action, and its
+        whole and other means."""
         np, names = self._np, self._names
         at = {tool: k for k, tool in enumerate(names)}
         average = self._average or 1.0
@@ -146,19 +150,13 @@ class PooledEvidence:
             action: np.array([self._actions[t] == action for t in names])
             for action in set(self._actions.values())
         }
-        # The means again, the pools of one action in a row: a request's cosines read each pool's
-        # whole or other mean, never both (one pass over the rows, not two).
-        order = np.argsort(np.array([self._actions[t] for t in names]), kind="stable")
-        runs = {}
-        for action, mask in of_action.items():
-            at_ = np.flatnonzero(mask[order])
-            runs[action] = (int(at_[0]), int(at_[-1]) + 1)
-        by_action = (order, runs, self._means[order], other_means[order])
+        # Each pool's whole mean, then each pool's other mean: row k + n is pool k's other mean.
+        means = np.concatenate([self._means, other_means])
         return (
             postings,
             evidence / (evidence + EVIDENCE),
             other_evidence / (other_evidence + EVIDENCE),
-            by_action,
+            means,
             of_action,
             np.array(names, dtype=object),
         )
@@ -167,7 +165,7 @@ class PooledEvidence:
         self, words: frozenset[str], asked: frozenset[str], vector: Any, limit: int | None
     ) -> dict[str, float]:
         np = self._np
-        postings, scale, other_scale, by_action, of_action, names = self._arrays
+        postings, scale, other_scale, means, of_action, names = self._arrays
         rarity, unknown = self._rarity, self._unknown
         whole = sum(rarity.get(w, unknown) for w in words)
         n = len(names)
@@ -196,22 +194,27 @@ class PooledEvidence:
         else:
             score = np.where(other, share(2), share(1)) * WORDS
             ev = np.where(other, other_scale, scale)
-        if vector is not None:
-            order, runs, means, other_means = by_action
-            cosines = np.empty(n, dtype=means.dtype)
-            for action, (start, end) in runs.items():
-                rows = other_means if other is not None and action not in asked else means
-                cosines[order[start:end]] = similarities(np, rows[start:end], vector)
-            score = score + MEANING * np.maximum(cosines - SIMILARITY_FLOOR, 0.0) / (1.0 - SIMILARITY_FLOOR)
+        # Only the pools the request's words reach have a vote: the rest is worked out for them alone.
+        reached = (score > 0.0).nonzero()[0]  # faster than flatnonzero over floats
+        score, ev = score[reached], ev[reached]
+        if vector is not None and len(reached):
+            # Their meaning, for the strongest by their words' vote: one gathered row each (its whole
+            # or other mean), not every pool's mean.
+            near = np.arange(len(reached))
+            if len(near) > MEANING_CANDIDATES:
+                near = np.argpartition(-(ev * score), MEANING_CANDIDATES - 1)[:MEANING_CANDIDATES]
+            rows = reached[near] if other is None else reached[near] + n * other[reached[near]]
+            cosines = similarities(np, means[rows], vector)
+            score[near] += MEANING * np.maximum(cosines - SIMILARITY_FLOOR, 0.0) / (1.0 - SIMILARITY_FLOOR)
         votes = np.minimum(ev * score, 1.0)
-        found = np.flatnonzero(votes > 0.0)
+        found = (votes > 0.0).nonzero()[0]
         if limit is not None and len(found) > limit:
             # Every vote at least the `limit`-th strongest (ties included: the caller orders them by name).
             strongest = votes[found]
             found = found[strongest >= -np.partition(-strongest, limit - 1)[limit - 1]]
         if len(found) > 2 * CANDIDATES:  # the strongest: a page holds no more voted tools
             found = found[np.argpartition(-votes[found], 2 * CANDIDATES)[: 2 * CANDIDATES]]
-        return dict(zip(names[found].tolist(), votes[found].tolist(), strict=True))
+        return dict(zip(names[reached[found]].tolist(), votes[found].tolist(), strict=True))
 
     def __len__(self) -> int:
         return len(self._whole)
