@@ -12,7 +12,6 @@ import base64
 import binascii
 import hashlib
 import json
-import math
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
@@ -23,7 +22,6 @@ from .names import closest_names
 from .rendering import safe_text, to_jsonable
 from .search import SearchIndex
 from .search.verbs import analyse
-from .usage.learned import LearnedVotes
 
 MAX_DISCOVER_LIMIT = 50
 VOTE_WEIGHT = 2.0
@@ -211,19 +209,15 @@ def _lead_held(
     """`first` (a ranking with votes whose top was moved by `_asked_first`) with the text's best tool
     that may lead on top instead, unless the voted one's blended score passes its own by
     `LEAD_MARGIN`: the hold that keeps the text's first in place holds for the tool that replaces a
-    first needing a confirmation too (one past request never puts a near-twin first), and without
-    a margin for a tool the store holds no evidence of (`scored_page`)."""
+    first needing a confirmation too (one past request never puts a near-twin first)."""
     text, _ = index.page(query, categories=categories, actions=actions, limit=_LEAD_DEPTH)
     lead = next((d for d, _ in text if may_lead(d, asked)), None)
     if lead is None or first[0] is lead:
         return first
-    if not isinstance(learned, LearnedVotes) or lead.name in learned.evidence:
-        found, _ = scored_page(
-            index, query, learned, categories=categories, actions=actions, depth=_LEAD_DEPTH
-        )
-        scores = {d.name: score for d, score in found}
-        if scores.get(first[0].name, 0.0) - scores.get(lead.name, 0.0) >= LEAD_MARGIN:
-            return first
+    found, _ = scored_page(index, query, learned, categories=categories, actions=actions, depth=_LEAD_DEPTH)
+    scores = {d.name: score for d, score in found}
+    if scores.get(first[0].name, 0.0) - scores.get(lead.name, 0.0) >= LEAD_MARGIN:
+        return first
     at = next((i for i, d in enumerate(first) if d is lead), None)
     return [lead, *first[: len(first) - 1]] if at is None else _moved(first, at)
 
@@ -244,14 +238,11 @@ def scored_page(
     """The text's best `depth` with the score each is ordered by (already scaled by its rank weight).
 
     With learned votes, `VOTE_WEIGHT` times each vote is added to its tool's score (the scores
-    divided by the best) and the text's first keeps its place unless beaten by `LEAD_MARGIN`, and
-    whatever the votes when they come with the tools the store holds evidence for (`LearnedVotes`)
-    and it is not one of them: learning that has never seen a tool has nothing to say against it.
-    The total counts the voted tools too. The console's playground shows these scores.
+    divided by the best) and the text's first keeps its place unless beaten by `LEAD_MARGIN`; the
+    total counts the voted tools too. The console's playground shows these scores.
     """
     if not learned:
         return index.page(query, categories=categories, actions=actions, limit=depth)
-    hold = _hold(learned.evidence) if isinstance(learned, LearnedVotes) else LEAD_MARGIN
     if len(learned) > depth:
         # A page of `depth` holds at most `depth` voted tools: the strongest votes are the ones that
         # can place (a weaker vote with a strong text score is already among the text's best).
@@ -262,14 +253,8 @@ def scored_page(
         actions=actions,
         limit=depth,
         boosts={name: VOTE_WEIGHT * vote for name, vote in learned.items()},
-        hold=hold,
+        hold=LEAD_MARGIN,
     )
-
-
-def _hold(evidence: Collection[str]) -> Callable[[str], float]:
-    """The margin a vote needs to take first place from the text's first, by the text's first: none
-    is enough for a tool without evidence (the store holds no past request of it that counts here)."""
-    return lambda name: LEAD_MARGIN if name in evidence else math.inf
 
 
 def _entry(

@@ -19,7 +19,7 @@ import bisect
 import logging
 import math
 import re
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from os import PathLike
 from pathlib import Path
 from typing import Any
@@ -285,7 +285,7 @@ class SearchIndex(Ranking):
         offset: int = 0,
         limit: int | None = None,
         boosts: Mapping[str, float] | None = None,
-        hold: float | Callable[[str], float] = 0.0,
+        hold: float = 0.0,
     ) -> tuple[list[tuple[ToolDefinition, float]], int]:
         """One page of `search`, and the number of tools that match the query (its words or a name).
 
@@ -293,9 +293,10 @@ class SearchIndex(Ranking):
         matches; they are not counted, so the total means the same with and without that layer.
 
         `boosts` (tool name -> amount) are added to the scores once each is divided by the best; a
-        boosted tool the query does not match joins the page and counts as a match. A boost only raises
-        its tool: the text's best `offset + limit + len(boosts)` and the boosted tools hold the page.
-        The text's first keeps its place unless a boosted score passes its own by `hold` (`hold(name)`).
+        boosted tool the query does not match joins the page and counts as a match. A boost only
+        raises its tool, so the text's best `offset + limit + len(boosts)`, with the boosted tools,
+        hold every tool of the page: one pass of the index, which also scores the boosted tools.
+        The text's first keeps first place unless a boosted score passes its own by `hold`.
         """
         depth = None if limit is None else offset + limit
         if boosts:
@@ -314,7 +315,7 @@ class SearchIndex(Ranking):
         boosts: Mapping[str, float],
         offset: int,
         depth: int | None,
-        hold: float | Callable[[str], float],
+        hold: float,
         *,
         allowed: Collection[str] | None,
         categories: Collection[str] | None,
@@ -328,8 +329,7 @@ class SearchIndex(Ranking):
         ids, scores, total, probed = self._rank(
             query, deeper, list(boost), allowed=allowed, categories=categories, actions=actions
         )
-        held = hold if not callable(hold) else hold(self._names[ids[0]]) if ids else 0.0  # its first's
-        ranked, blended, total = blend_boosts(ids[:deeper], scores[:deeper], total, probed, boost, hold=held)
+        ranked, blended, total = blend_boosts(ids[:deeper], scores[:deeper], total, probed, boost, hold=hold)
         hits = zip(ranked[offset:depth], blended[offset:depth], strict=True)
         return [(self._tools[i], s) for i, s in hits], total
 

@@ -39,16 +39,6 @@ SIMILARITY_FLOOR = 0.3
 _Owner = tuple[float, Mapping[str, float]]
 
 
-class LearnedVotes(dict[str, float]):
-    """Tool name -> vote, and `evidence`: the tools the store holds a past request of that counts
-    for the caller (a tool outside it has no evidence either way, `gateway.discovery.scored_page`).
-    """
-
-    def __init__(self, votes: Mapping[str, float], evidence: frozenset[str]) -> None:
-        super().__init__(votes)
-        self.evidence = evidence
-
-
 def _nothing(params: NoParams) -> None:
     return None
 
@@ -116,16 +106,6 @@ class LearnedIndex:
                 )
             )
         self.tools = frozenset(t for tools_of in self._owners for t, _, _ in tools_of)
-        # The tools with a past request that counts for everyone, and for each principal the tools
-        # of its own that count for no one else yet: what the votes' `evidence` is made of.
-        self._for_all = frozenset(t for owned_by in self._owners for t, public, _ in owned_by if public > 0.0)
-        own_tools: dict[str, set[str]] = {}
-        for owned_by in self._owners:
-            for t, public, taught in owned_by:
-                for who, w in taught.items():
-                    if w > 0.0 and public <= 0.0:
-                        own_tools.setdefault(who, set()).add(t)
-        self._own_tools = {who: frozenset(ts) for who, ts in own_tools.items()}
         # The past queries a principal taught that count for no one else yet: their numbers.
         self._own: dict[str, set[int]] = {}
         for i, owned in enumerate(self._owners):
@@ -181,31 +161,13 @@ class LearnedIndex:
         categories: Collection[str] | None = None,
         actions: Collection[str] | None = None,
         limit: int | None = None,
-    ) -> LearnedVotes:
+    ) -> Mapping[str, float]:
         """Tool name -> vote in (0, 1]: how strongly earlier requests like this one ended in it, for
-        `principal` (its own pairs count at once; others' once enough principals taught them), with
-        the tools the store holds evidence for, for `principal` (`LearnedVotes.evidence`).
+        `principal` (its own pairs count at once; others' once enough principals taught them).
 
         With `limit`, only the strongest `limit` votes, by vote then name (the order in which a page
         of that depth takes them, `gateway.discovery.scored_page`); the others cost a search nothing.
         """
-        return LearnedVotes(
-            self._votes(query, principal, categories, actions, limit), self.evidence(principal)
-        )
-
-    def evidence(self, principal: str | None = None) -> frozenset[str]:
-        """The tools with a past request that counts for `principal` (None: for everyone)."""
-        mine = self._own_tools.get(principal) if principal is not None else None
-        return self._for_all | mine if mine else self._for_all
-
-    def _votes(
-        self,
-        query: str,
-        principal: str | None,
-        categories: Collection[str] | None,
-        actions: Collection[str] | None,
-        limit: int | None,
-    ) -> dict[str, float]:
         if not self._words:
             return {}
         asked = frozenset(analyse(query)[1])

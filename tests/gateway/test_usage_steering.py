@@ -11,7 +11,7 @@ import pytest
 
 from gateway import Catalog, Gateway, Principal, ToolContext, run_sync, tool
 from gateway.cli import main
-from gateway.usage import Pair, SqliteUsageStore, Usage
+from gateway.usage import SqliteUsageStore, Usage
 
 from .sample_tools import ALL_TOOLS
 from .test_discovery_visibility import VISIBLE
@@ -151,8 +151,6 @@ def test_one_past_request_never_takes_first_place_from_the_words_clear_match_and
     def first_tools(*past: str) -> list[str]:
         usage = Usage(SqliteUsageStore(), check_seconds=0.0, semantic=False)
         usage.import_lines(json.dumps({"query": q, "tools": ["notes_archive"]}) for q in past)
-        # The store has seen the words' match too (in other words): evidence can weigh against it.
-        usage.import_lines([json.dumps({"query": "weekly team sync", "tools": ["billing_pay_invoice"]})])
         gw = Gateway(Catalog([*ALL_TOOLS, *VISIBLE]), usage=usage, search_cache_dir=False)
         return _discover(gw, ANA, "settle my bill")[:2]
 
@@ -162,28 +160,6 @@ def test_one_past_request_never_takes_first_place_from_the_words_clear_match_and
         "notes_archive",
         "billing_pay_invoice",
     ]
-
-
-def test_votes_never_take_first_place_from_the_words_clear_match_while_the_store_holds_no_evidence_of_it() -> (
-    None
-):
-    usage = Usage(SqliteUsageStore(), check_seconds=0.0, semantic=False)
-    past = ("settle my bill", "settle the bill", "settle my bills now")
-    usage.import_lines(json.dumps({"query": q, "tools": ["notes_archive"]}) for q in past)
-    gw = Gateway(Catalog([*ALL_TOOLS, *VISIBLE]), usage=usage, search_cache_dir=False)
-    # Only other tools have past requests (a store holding part of the history): the words' match
-    # keeps first place, and the voted tool still comes up the page, on every page alike.
-    assert _discover(gw, ANA, "settle my bill")[:2] == ["billing_pay_invoice", "notes_archive"]
-    ctx = ToolContext(principal=ANA, session_id="pages")
-    one = run_sync(gw.call("discover_tools", {"query": "settle my bill", "limit": 1}, ctx)).output
-    cursor = {"query": "settle my bill", "limit": 1, "cursor": one["next_cursor"]}
-    two = run_sync(gw.call("discover_tools", cursor, ctx)).output
-    assert [t["name"] for t in one["tools"] + two["tools"]] == ["billing_pay_invoice", "notes_archive"]
-    # A past request of it that counts only for the one who made it is evidence for that one alone.
-    usage.store.add([Pair("weekly team sync", "billing_pay_invoice", BOB.id)])
-    _reread(gw, usage, ANA, BOB)
-    assert _discover(gw, BOB, "settle my bill")[:2] == ["notes_archive", "billing_pay_invoice"]
-    assert _discover(gw, ANA, "settle my bill")[:2] == ["billing_pay_invoice", "notes_archive"]
 
 
 def test_a_past_request_credited_to_several_tools_votes_for_each() -> None:
@@ -209,7 +185,6 @@ def test_one_past_request_never_puts_a_tool_first_in_place_of_a_destructive_firs
     def first_tools(*past: str) -> list[str]:
         usage = Usage(SqliteUsageStore(), check_seconds=0.0, semantic=False)
         usage.import_lines(json.dumps({"query": q, "tools": ["files_recent"]}) for q in past)
-        usage.import_lines([json.dumps({"query": "weekly team sync", "tools": ["files_disk_usage"]})])
         gw = Gateway(
             Catalog([files_purge_old, files_disk_usage, files_recent]), usage=usage, search_cache_dir=False
         )
