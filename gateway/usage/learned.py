@@ -148,6 +148,11 @@ class LearnedIndex:
             ],
             {name: d.action for name, d in self._tools.items()},
             self._vectors,
+            # How common a word is, whatever the number of pools: in the tools' texts and all requests.
+            [
+                *(frozenset(tokenize(f"{d.name} {d.summary} {d.description}")) for d in self._tools.values()),
+                *self._words,
+            ],
         )
 
     def __len__(self) -> int:

@@ -10,6 +10,13 @@ above `SIMILARITY_FLOOR` rescaled. The sum is scaled by the amount of evidence, 
 for n past requests, so a tool asked for once (a near-twin's single request) moves little and a tool
 asked for often in these words moves much.
 
+A word's rarity is counted among the pools, and weighed by its rarity in a background that does
+not shrink with the store (the tools' own texts and every past request), as much as the pools fall
+short of covering the catalog: a handful of pools cannot tell an everyday word from a distinctive one
+(a word one of nine pools holds is as rare, among them, as a word none holds), so with part of the
+history two everyday words found once in a large pool gave it a full vote over the text's clear match.
+With a pool for every tool the pools' own rarity is used as it is.
+
 A tool whose action a request does not ask ("delete ...", the request "create ...") is scored against
 the pool of its past requests that did not ask that action either, kept beside the whole pool.
 """
@@ -18,7 +25,7 @@ from __future__ import annotations
 
 import importlib
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ..search.encoder import similarities
@@ -40,6 +47,24 @@ MEANING_CANDIDATES = 128
 strongest this many by their words' vote. A pool sharing no word with the request moved no page of
 the shared sets' replays, and reading every pool's mean was most of the pools' cost."""
 _K1, _B = 1.2, 0.5  # BM25: saturation of a word's count, and how much a long pool is penalised
+
+
+def _commonness(background: Iterable[frozenset[str]], weight: float) -> dict[str, float]:
+    """Word -> its rarity in `background` over the rarest's (BM25's), to the power `weight`: what the
+    pools' rarity of it is multiplied by. Words not in `background` are left out (a factor of 1), and
+    so is everything when `weight` is 0 (a pool for every tool: the pools' rarity alone)."""
+    if weight <= 0.0:
+        return {}
+    frequency: dict[str, int] = {}
+    documents = 0
+    for words in background:
+        documents += 1
+        for word in words:
+            frequency[word] = frequency.get(word, 0) + 1
+    rarest = math.log(1 + documents)
+    return {
+        w: (math.log(1 + (documents - f + 0.5) / (f + 0.5)) / rarest) ** weight for w, f in frequency.items()
+    }
 
 
 class _Pool:
@@ -71,6 +96,8 @@ class PooledEvidence:
             each tool it is credited to; pairs that count for no one else are left out by the caller.
         actions: each tool's action.
         vectors: the past requests' embeddings (rows in `requests`' order), or None without meaning.
+        background: the words of the catalog's tools' texts and of every past request, whose
+            frequencies say how common a word is whatever the number of pools; None: the pools' alone.
     """
 
     def __init__(
@@ -78,6 +105,7 @@ class PooledEvidence:
         requests: Sequence[tuple[frozenset[str], frozenset[str], Sequence[tuple[str, float]]]],
         actions: Mapping[str, str],
         vectors: Any = None,
+        background: Iterable[frozenset[str]] = (),
     ) -> None:
         self._whole: dict[str, _Pool] = {}
         self._other: dict[str, _Pool] = {}  # without the past requests that asked the tool's action
@@ -98,7 +126,11 @@ class PooledEvidence:
             for word in pool.counts:
                 frequency[word] = frequency.get(word, 0) + 1
         n = len(self._whole)
-        self._rarity = {w: math.log(1 + (n - f + 0.5) / (f + 0.5)) for w, f in frequency.items()}
+        self._common = _commonness(background, 1.0 - n / len(actions) if actions else 0.0)
+        common = self._common
+        self._rarity = {
+            w: math.log(1 + (n - f + 0.5) / (f + 0.5)) * common.get(w, 1.0) for w, f in frequency.items()
+        }
         self._unknown = math.log(1 + n) if n else 0.0  # a word no pool holds: rarer than all
         self._average = sum(p.length for p in self._whole.values()) / n if n else 0.0
         self._postings: dict[str, list[str]] = {}  # word -> the tools whose pool holds it
@@ -166,8 +198,8 @@ class PooledEvidence:
     ) -> dict[str, float]:
         np = self._np
         postings, scale, other_scale, means, of_action, names = self._arrays
-        rarity, unknown = self._rarity, self._unknown
-        whole = sum(rarity.get(w, unknown) for w in words)
+        rarity = self._rarity
+        whole = sum(rarity[w] if w in rarity else self._unheld(w) for w in words)
         n = len(names)
         # One pass over the postings of the request's words: each word's share, added in the
         # request's word order (the same sums, to the bit, as one addition per word).
@@ -216,6 +248,10 @@ class PooledEvidence:
             found = found[np.argpartition(-votes[found], 2 * CANDIDATES)[: 2 * CANDIDATES]]
         return dict(zip(names[reached[found]].tolist(), votes[found].tolist(), strict=True))
 
+    def _unheld(self, word: str) -> float:
+        """The rarity of a word no pool holds: rarer than all the pools' words, less so if common."""
+        return self._unknown * self._common.get(word, 1.0)
+
     def __len__(self) -> int:
         return len(self._whole)
 
@@ -227,8 +263,8 @@ class PooledEvidence:
         equal to the last of them), and maybe more."""
         if self._arrays is not None:
             return self._votes_arrays(words, asked, vector, limit)
-        rarity, unknown = self._rarity, self._unknown
-        whole = sum(rarity.get(w, unknown) for w in words)
+        rarity = self._rarity
+        whole = sum(rarity[w] if w in rarity else self._unheld(w) for w in words)
         average = self._average or 1.0
         meaning: dict[str, float] = {}
         if vector is not None and self._means is not None:
@@ -252,7 +288,7 @@ class PooledEvidence:
         # pools hold weighs little in any of them).
         candidates = set(meaning)
         by_words: set[str] = set()
-        for word in sorted(words, key=lambda w: -rarity.get(w, unknown)):
+        for word in sorted(words, key=lambda w: -(rarity[w] if w in rarity else self._unheld(w))):
             held = self._postings.get(word, ())
             if len(held) > CANDIDATES:  # no need to build the union to know it is too large
                 break
