@@ -126,7 +126,12 @@ class PooledEvidence:
             for word in pool.counts:
                 frequency[word] = frequency.get(word, 0) + 1
         n = len(self._whole)
-        self._common = _commonness(background, 1.0 - n / len(actions) if actions else 0.0)
+        # Trusted as much as the pools cover the catalog, and as little as they are large: a large
+        # pool holds everyday words by chance (a small one, a near-twin's, holds few words at all).
+        fill = sum(p.evidence for p in self._whole.values()) / n if n else 0.0
+        self._common = _commonness(
+            background, (1.0 - n / len(actions)) * fill / (fill + EVIDENCE) if actions else 0.0
+        )
         common = self._common
         self._rarity = {
             w: math.log(1 + (n - f + 0.5) / (f + 0.5)) * common.get(w, 1.0) for w, f in frequency.items()
