@@ -22,6 +22,7 @@ from .names import closest_names
 from .rendering import safe_text, to_jsonable
 from .search import SearchIndex
 from .search.verbs import analyse
+from .usage.learned import LearnedVotes
 
 MAX_DISCOVER_LIMIT = 50
 VOTE_WEIGHT = 2.0
@@ -32,6 +33,10 @@ LEAD_MARGIN = 1.0
 much (the text's best score): a vote takes first place from the words' best match only when it is
 strong and the words are not clearly for that match (one past request, at most half a vote, never
 does)."""
+
+EVEN_DEPTH = 10
+"""A tool asked for often has its votes added up (`LearnedVotes.summed`) only where the store holds
+evidence for each of the text's best this many: its rivals could have votes too."""
 
 _LEAD_DEPTH = 50
 """How deep a ranking is read for a tool that may lead, when its best ones all need a confirmation."""
@@ -117,6 +122,7 @@ def discover(
         exact = index.tool(query.strip().lower()) is not None  # an exact name stays first: no vote asked
         depth = max(offset + limit, _LEAD_DEPTH)  # the deepest ranking read below
         learned = votes(query, categories, actions, depth) if votes is not None and not exact else {}
+        learned = even(index, query, learned, categories=categories, actions=actions)  # decided once
 
         def ranked(depth: int) -> tuple[list[ToolDefinition], int]:
             found, total = scored_page(
@@ -241,6 +247,7 @@ def scored_page(
     divided by the best) and the text's first keeps its place unless beaten by `LEAD_MARGIN`; the
     total counts the voted tools too. The console's playground shows these scores.
     """
+    learned = even(index, query, learned, categories=categories, actions=actions)
     if not learned:
         return index.page(query, categories=categories, actions=actions, limit=depth)
     if len(learned) > depth:
@@ -255,6 +262,28 @@ def scored_page(
         boosts={name: VOTE_WEIGHT * vote for name, vote in learned.items()},
         hold=LEAD_MARGIN,
     )
+
+
+def even(
+    index: SearchIndex,
+    query: str,
+    learned: Mapping[str, float],
+    *,
+    categories: Collection[str] | None,
+    actions: Collection[str] | None,
+) -> Mapping[str, float]:
+    """The votes a page blends: with each tool asked for often given the sum of its two votes
+    (`LearnedVotes.summed`) when the store holds evidence for every one of the text's best
+    `EVEN_DEPTH`, else the larger. Where the store has not seen a tool the words rank near the top,
+    summed votes would pass it for lack of history, not for anything said against it; where it has
+    seen them all, every rival could have its votes summed too."""
+    if not isinstance(learned, LearnedVotes):
+        return learned
+    if learned.summed:
+        text, _ = index.page(query, categories=categories, actions=actions, limit=EVEN_DEPTH)
+        if text and all(d.name in learned.evidence for d, _ in text):
+            return {**learned, **learned.summed}
+    return dict(learned)
 
 
 def _entry(

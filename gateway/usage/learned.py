@@ -11,6 +11,11 @@ overlap of their stems weighted by rarity (a weighted Jaccard), to the power 1.5
 semantic layer no more than the cosine of the two requests' embeddings above `SIMILARITY_FLOOR`,
 rescaled to (0, 1]. A past request that asked another action than the request gives no vote to the
 tools of its action.
+
+A tool's pool (`PooledEvidence`) votes too, and its vote is the larger of the two; for a tool asked
+for often the two are kinds of evidence that add up (`LearnedVotes.summed`), which the ranking uses
+only where the store has evidence for every tool the words rank near the top
+(`gateway.discovery.scored_page`).
 """
 
 from __future__ import annotations
@@ -34,9 +39,28 @@ ONE_REQUEST = 0.5
 """The most one past request adds to a tool's vote: a vote of 1 takes at least two close ones."""
 SIMILARITY_FLOOR = 0.3
 """Below this cosine two requests are unrelated (the embeddings of unrelated requests land around it)."""
+AGREEING = 4.5
+"""The evidence a tool's pool needs (past requests that count for everyone, each weighing 1 when
+fresh: five of them) before its vote and the nearest past requests' may add up; with less, the
+nearest are most of the pool, counted once."""
 
 
 _Owner = tuple[float, Mapping[str, float]]
+
+
+class LearnedVotes(dict[str, float]):
+    """Tool name -> vote in (0, 1] (for each tool the larger of its nearest past requests' vote and
+    its pool's), with `summed`: for the tools asked for often whose two votes add up to more, their
+    sum (capped at 1); and `evidence`: the tools the store holds a past request of that counts for
+    the caller. The ranking uses `summed` only where every tool the words rank near the top is in
+    `evidence` (`gateway.discovery.scored_page`)."""
+
+    def __init__(
+        self, votes: Mapping[str, float], summed: Mapping[str, float], evidence: frozenset[str]
+    ) -> None:
+        super().__init__(votes)
+        self.summed = summed
+        self.evidence = evidence
 
 
 def _nothing(params: NoParams) -> None:
@@ -106,6 +130,19 @@ class LearnedIndex:
                 )
             )
         self.tools = frozenset(t for tools_of in self._owners for t, _, _ in tools_of)
+        # Each tool's evidence for everyone (its pool's size: whether its two votes may add up), and
+        # each principal's tools that only its own past requests count for: the votes' `evidence`.
+        self._evidence: dict[str, float] = {}
+        own_tools: dict[str, set[str]] = {}
+        for owned in self._owners:
+            for t, public, own in owned:
+                if public > 0.0:
+                    self._evidence[t] = self._evidence.get(t, 0.0) + public
+                for who, weight in own.items():
+                    if weight > 0.0:
+                        own_tools.setdefault(who, set()).add(t)
+        self._for_all = frozenset(self._evidence)
+        self._own_tools = {who: frozenset(ts - self._for_all) for who, ts in own_tools.items()}
         # The past queries a principal taught that count for no one else yet: their numbers.
         self._own: dict[str, set[int]] = {}
         for i, owned in enumerate(self._owners):
@@ -166,15 +203,16 @@ class LearnedIndex:
         categories: Collection[str] | None = None,
         actions: Collection[str] | None = None,
         limit: int | None = None,
-    ) -> Mapping[str, float]:
+    ) -> LearnedVotes:
         """Tool name -> vote in (0, 1]: how strongly earlier requests like this one ended in it, for
-        `principal` (its own pairs count at once; others' once enough principals taught them).
+        `principal` (its own pairs count at once; others' once enough principals taught them), with
+        the sums of a tool asked for often and the tools with evidence for `principal` (`LearnedVotes`).
 
         With `limit`, only the strongest `limit` votes, by vote then name (the order in which a page
         of that depth takes them, `gateway.discovery.scored_page`); the others cost a search nothing.
         """
         if not self._words:
-            return {}
+            return LearnedVotes({}, {}, frozenset())
         asked = frozenset(analyse(query)[1])
         # The request's words and embedding, worked out once for the pools and the nearest.
         words = frozenset(tokenize(query))
@@ -219,8 +257,15 @@ class LearnedIndex:
                 weight = max(public, own.get(principal, 0.0)) if principal is not None else public
                 if weight > 0.0:
                     nearest[tool] = get(tool, 0.0) + min(ONE_REQUEST, close * weight)
+        summed: dict[str, float] = {}
+        evidence = self._evidence
         for tool, vote in nearest.items():
-            votes[tool] = max(votes.get(tool, 0.0), min(1.0, vote))
+            pooled = votes.get(tool, 0.0)
+            votes[tool] = max(pooled, min(1.0, vote))
+            # A tool asked for often: what it is asked for (its pool) and that this was asked before
+            # (the nearest) are two kinds of evidence. A small pool is mostly the nearest themselves.
+            if pooled > 0.0 and evidence.get(tool, 0.0) >= AGREEING:
+                summed[tool] = min(1.0, pooled + vote)
         if categories or actions:
             votes = {
                 tool: vote
@@ -231,7 +276,12 @@ class LearnedIndex:
         out = {tool: min(1.0, vote) for tool, vote in votes.items() if vote > 0.0}
         if limit is not None and len(out) > limit:
             out = dict(sorted(out.items(), key=_strongest)[:limit])
-        return out
+        taught = self._own_tools.get(principal) if principal is not None else None
+        return LearnedVotes(
+            out,
+            {tool: vote for tool, vote in summed.items() if tool in out and vote > out[tool]},
+            self._for_all | taught if taught else self._for_all,
+        )
 
     def _whole(self, words: frozenset[str]) -> float:
         """The request's rarity summed over its words (a word no past query holds counts 1)."""
