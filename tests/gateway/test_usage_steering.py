@@ -9,9 +9,10 @@ from typing import Any
 
 import pytest
 
-from gateway import Catalog, Gateway, Principal, ToolContext, run_sync, tool
+from gateway import Catalog, Gateway, Principal, ToolContext, discovery, run_sync, tool
 from gateway.cli import main
 from gateway.usage import SqliteUsageStore, Usage
+from gateway.usage.learned import LearnedVotes
 
 from .sample_tools import ALL_TOOLS
 from .test_discovery_visibility import VISIBLE
@@ -227,3 +228,47 @@ def test_a_word_many_past_requests_of_a_tool_share_votes_fully_for_it_and_one_pa
     ]
     assert vote(*(f"file away the {thing} from the landlord" for thing in things)) == 1.0
     assert vote("file away the letter from the landlord") <= 0.5
+
+
+def test_a_tool_asked_for_often_adds_up_its_votes_only_where_the_store_has_seen_each_of_the_words_best_tools() -> (
+    None
+):
+    tools = Catalog([*ALL_TOOLS, *VISIBLE])
+    request = "the landlord note"
+    text, _ = Gateway(tools, search_cache_dir=False).index(ANA).page(request, limit=discovery.EVEN_DEPTH)
+    best = [d.name for d, _ in text]
+    assert "notes_archive" in best and len(best) > 2
+    unseen = next(name for name in reversed(best) if name != "notes_archive")
+
+    def scores(*never_asked: str) -> tuple[float, float, float]:
+        """(notes_archive's score on the page, its text part, its vote) with six past requests of it
+        and one, in other words, of every other tool but `never_asked`."""
+        usage = Usage(SqliteUsageStore(), check_seconds=0.0, semantic=False)
+        things = ["letter", "receipt", "notice", "invoice", "papers", "deposit"]
+        lines = [
+            {"query": f"file away the {t} from the landlord", "tools": ["notes_archive"]} for t in things
+        ]
+        lines += [
+            {"query": f"past request number {i}", "tools": [d.name]}
+            for i, d in enumerate(tools)
+            if d.name not in (*never_asked, "notes_archive")
+        ]
+        usage.import_lines(json.dumps(line) for line in lines)
+        gw = Gateway(tools, usage=usage, search_cache_dir=False)
+        index = gw.index(ANA)
+        votes = usage.votes(gw.visible(ANA), request, principal=ANA.id)
+        assert isinstance(votes, LearnedVotes)
+        # Its pool (what it is asked for) and the nearest past requests (that this was asked) add up.
+        assert votes.summed["notes_archive"] > votes["notes_archive"]
+        top = max(s for _, s in text)
+        found, _ = discovery.scored_page(index, request, votes, categories=None, actions=None, depth=10)
+        score = dict((d.name, s) for d, s in found)["notes_archive"]
+        return score, dict((d.name, s / top) for d, s in text)["notes_archive"], votes["notes_archive"]
+
+    # The store has seen every tool the words rank near the top: every rival could have summed votes.
+    score, text_part, larger = scores()
+    summed = score - text_part
+    assert summed / discovery.VOTE_WEIGHT > larger
+    # One of them it has never seen: summed votes would pass it for lack of history alone.
+    score, text_part, larger = scores(unseen)
+    assert score == pytest.approx(text_part + discovery.VOTE_WEIGHT * larger)
