@@ -21,6 +21,7 @@ from .errors import ToolInputError
 from .names import closest_names
 from .rendering import safe_text, to_jsonable
 from .search import SearchIndex
+from .search.boosts import EvenBoosts
 from .search.verbs import analyse
 from .usage.learned import LearnedVotes
 
@@ -122,7 +123,6 @@ def discover(
         exact = index.tool(query.strip().lower()) is not None  # an exact name stays first: no vote asked
         depth = max(offset + limit, _LEAD_DEPTH)  # the deepest ranking read below
         learned = votes(query, categories, actions, depth) if votes is not None and not exact else {}
-        learned = even(index, query, learned, categories=categories, actions=actions)  # decided once
 
         def ranked(depth: int) -> tuple[list[ToolDefinition], int]:
             found, total = scored_page(
@@ -244,46 +244,30 @@ def scored_page(
     """The text's best `depth` with the score each is ordered by (already scaled by its rank weight).
 
     With learned votes, `VOTE_WEIGHT` times each vote is added to its tool's score (the scores
-    divided by the best) and the text's first keeps its place unless beaten by `LEAD_MARGIN`; the
-    total counts the voted tools too. The console's playground shows these scores.
+    divided by the best) and the text's first keeps its place unless beaten by `LEAD_MARGIN`; a tool
+    asked for often has its votes summed where the store has seen each of the text's best
+    `EVEN_DEPTH` (`LearnedVotes`). The total counts the voted tools too. The console's playground
+    shows these scores.
     """
-    learned = even(index, query, learned, categories=categories, actions=actions)
     if not learned:
         return index.page(query, categories=categories, actions=actions, limit=depth)
+    strongest = learned
     if len(learned) > depth:
         # A page of `depth` holds at most `depth` voted tools: the strongest votes are the ones that
         # can place (a weaker vote with a strong text score is already among the text's best).
-        learned = {name: -vote for vote, name in sorted([(-v, name) for name, v in learned.items()])[:depth]}
+        strongest = {
+            name: -vote for vote, name in sorted([(-v, name) for name, v in learned.items()])[:depth]
+        }
+    boosts = {name: VOTE_WEIGHT * vote for name, vote in strongest.items()}
+    if isinstance(learned, LearnedVotes) and learned.summed:
+        # A tool asked for often adds up its two votes where the store holds evidence for each of the
+        # text's best `EVEN_DEPTH` (each rival could have its votes added up too); elsewhere summed
+        # votes would pass a tool the store has never seen for lack of history alone.
+        summed = {name: VOTE_WEIGHT * vote for name, vote in learned.summed.items()}
+        boosts = EvenBoosts(boosts, summed, learned.evidence, EVEN_DEPTH)
     return index.page(
-        query,
-        categories=categories,
-        actions=actions,
-        limit=depth,
-        boosts={name: VOTE_WEIGHT * vote for name, vote in learned.items()},
-        hold=LEAD_MARGIN,
+        query, categories=categories, actions=actions, limit=depth, boosts=boosts, hold=LEAD_MARGIN
     )
-
-
-def even(
-    index: SearchIndex,
-    query: str,
-    learned: Mapping[str, float],
-    *,
-    categories: Collection[str] | None,
-    actions: Collection[str] | None,
-) -> Mapping[str, float]:
-    """The votes a page blends: with each tool asked for often given the sum of its two votes
-    (`LearnedVotes.summed`) when the store holds evidence for every one of the text's best
-    `EVEN_DEPTH`, else the larger. Where the store has not seen a tool the words rank near the top,
-    summed votes would pass it for lack of history, not for anything said against it; where it has
-    seen them all, every rival could have its votes summed too."""
-    if not isinstance(learned, LearnedVotes):
-        return learned
-    if learned.summed:
-        text, _ = index.page(query, categories=categories, actions=actions, limit=EVEN_DEPTH)
-        if text and all(d.name in learned.evidence for d, _ in text):
-            return {**learned, **learned.summed}
-    return dict(learned)
 
 
 def _entry(

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from .cache import default_cache_dir
 from .dense import DENSE_WEIGHT, dense_available
-from .index import CACHE_MIN_TOOLS, MAX_QUERY_TERMS, SearchIndex, numpy_available, rank_names
+from .index import CACHE_MIN_TOOLS, MAX_QUERY_TERMS, SearchIndex, numpy_available
 from .ranking import MAX_QUERY_CHARS
 from .semantic import SEMANTIC_CANDIDATES, SEMANTIC_EXACT_LIMIT, SEMANTIC_WEIGHT, semantic_available
 from .text import stem, tokenize, words
@@ -30,7 +30,6 @@ __all__ = [
     "default_cache_dir",
     "dense_available",
     "numpy_available",
-    "rank_names",
     "semantic_available",
     "stem",
     "tokenize",

@@ -26,6 +26,7 @@ from typing import Any
 
 from ..definition import ToolDefinition
 from . import cache
+from .boosts import EvenBoosts
 from .cache import IndexParts, default_cache_dir, fingerprint
 from .dense import DenseLayer
 from .postings import ACTION_MARK, field_texts, numpy_available, numpy_module, postings
@@ -46,7 +47,7 @@ CACHE_MIN_TOOLS = 2_000
 _SYNONYM_WEIGHT, _TYPO_WEIGHT = 0.6, 0.7  # a verb's action concept; a corrected misspelling
 _NUMPY_MIN_POSTINGS = 500  # measured crossover: below it numpy's per-call overhead costs more than it saves
 
-__all__ = ["CACHE_MIN_TOOLS", "MAX_QUERY_TERMS", "SearchIndex", "numpy_available", "rank_names"]
+__all__ = ["CACHE_MIN_TOOLS", "MAX_QUERY_TERMS", "SearchIndex", "numpy_available"]
 
 
 def _build(tools: Sequence[ToolDefinition], rows: Sequence[tuple[str, ...]], semantic: bool) -> IndexParts:
@@ -295,8 +296,8 @@ class SearchIndex(Ranking):
         `boosts` (tool name -> amount) are added to the scores once each is divided by the best; a
         boosted tool the query does not match joins the page and counts as a match. A boost only
         raises its tool, so the text's best `offset + limit + len(boosts)`, with the boosted tools,
-        hold every tool of the page: one pass of the index, which also scores the boosted tools.
-        The text's first keeps first place unless a boosted score passes its own by `hold`.
+        hold every tool of the page (one pass: it scores the boosted tools, reads the text's best for
+        `EvenBoosts`). The text's first stays first unless a boosted score passes its own by `hold`.
         """
         depth = None if limit is None else offset + limit
         if boosts:
@@ -325,10 +326,14 @@ class SearchIndex(Ranking):
         if allowed is not None or categories or actions:
             keep = self._filter(allowed, categories, actions)
             boost = {i: b for i, b in boost.items() if keep(i)}
-        deeper = None if depth is None else depth + len(boost)
+        even = boosts if isinstance(boosts, EvenBoosts) else None
+        deeper = None if depth is None else max(depth + len(boost), even.depth if even else 0)
         ids, scores, total, probed = self._rank(
             query, deeper, list(boost), allowed=allowed, categories=categories, actions=actions
         )
+        if even is not None:  # the amounts the text's best call for, for the same tools
+            chosen = even.for_text([self._names[i] for i in ids[: even.depth]])
+            boost = {i: chosen[self._names[i]] for i in boost}
         ranked, blended, total = blend_boosts(ids[:deeper], scores[:deeper], total, probed, boost, hold=hold)
         hits = zip(ranked[offset:depth], blended[offset:depth], strict=True)
         return [(self._tools[i], s) for i, s in hits], total
@@ -393,8 +398,3 @@ class SearchIndex(Ranking):
             q = vectors.embedder.encode_query(query[:MAX_QUERY_CHARS], vectors.vocabulary)
             similar = {i: float(vectors.matrix[i] @ q) for i in wanted}
         return {name: (lexical[i], similar.get(i)) for i, name in wanted.items()}
-
-
-def rank_names(index: SearchIndex, query: str, names: Sequence[str]) -> list[str]:
-    """Names from `names` ranked for `query` (those that do not match are dropped)."""
-    return [d.name for d, _ in index.search(query, set(names))]
