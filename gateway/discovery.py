@@ -251,23 +251,25 @@ def scored_page(
     """
     if not learned:
         return index.page(query, categories=categories, actions=actions, limit=depth)
-    strongest = learned
-    if len(learned) > depth:
-        # A page of `depth` holds at most `depth` voted tools: the strongest votes are the ones that
-        # can place (a weaker vote with a strong text score is already among the text's best).
-        strongest = {
-            name: -vote for vote, name in sorted([(-v, name) for name, v in learned.items()])[:depth]
-        }
-    boosts = {name: VOTE_WEIGHT * vote for name, vote in strongest.items()}
+    boosts = _boosts(learned, depth)
     if isinstance(learned, LearnedVotes) and learned.summed:
         # A tool asked for often adds up its two votes where the store holds evidence for each of the
         # text's best `EVEN_DEPTH` (each rival could have its votes added up too); elsewhere summed
         # votes would pass a tool the store has never seen for lack of history alone.
-        summed = {name: VOTE_WEIGHT * vote for name, vote in learned.summed.items()}
+        summed = _boosts({**learned, **learned.summed}, depth)
         boosts = EvenBoosts(boosts, summed, learned.evidence, EVEN_DEPTH)
     return index.page(
         query, categories=categories, actions=actions, limit=depth, boosts=boosts, hold=LEAD_MARGIN
     )
+
+
+def _boosts(votes: Mapping[str, float], depth: int) -> dict[str, float]:
+    """What `votes` add to their tools' scores on a page of `depth`, which holds at most `depth` voted
+    tools: the strongest votes are the ones that can place (a weaker vote with a strong text score
+    is already among the text's best)."""
+    if len(votes) > depth:
+        votes = {name: -vote for vote, name in sorted([(-v, name) for name, v in votes.items()])[:depth]}
+    return {name: VOTE_WEIGHT * vote for name, vote in votes.items()}
 
 
 def _entry(

@@ -10,20 +10,19 @@ from collections.abc import Collection, Mapping, Sequence
 
 
 class EvenBoosts(dict[str, float]):
-    """Tool name -> amount, with `raised`: larger amounts for some of the same tools, used instead
+    """Tool name -> amount, with `raised`: other amounts (for the same or other tools), used instead
     only where each of the text's best `depth` tools is in `known` (where every rival could have been
-    raised too: learning's summed votes, `gateway.discovery.scored_page`)."""
+    raised too: learning's summed votes, `gateway.discovery.scored_page`). As a mapping it holds
+    every tool either may boost."""
 
     def __init__(
         self, amounts: Mapping[str, float], raised: Mapping[str, float], known: Collection[str], depth: int
     ) -> None:
-        super().__init__(amounts)
-        self.raised = {name: amount for name, amount in raised.items() if name in amounts}
-        self.known = known
-        self.depth = depth
+        super().__init__({**amounts, **raised})
+        self.amounts, self.raised, self.known, self.depth = amounts, raised, known, depth
 
     def for_text(self, best: Sequence[str]) -> Mapping[str, float]:
         """The amounts for a page whose text ranks `best` first (at least `depth` of them, or all)."""
-        if self.raised and best and all(name in self.known for name in best[: self.depth]):
-            return {**self, **self.raised}
-        return self
+        if best and all(name in self.known for name in best[: self.depth]):
+            return self.raised
+        return self.amounts

@@ -118,8 +118,7 @@ class SearchIndex(Ranking):
         Args:
             tools: the tools to index.
             cache_dir: where cached indexes live (None: `default_cache_dir()`, the user's cache).
-            semantic: as for `SearchIndex`.
-            vectorized: as for `SearchIndex`.
+            semantic, vectorized: as for `SearchIndex`.
             min_tools: catalogs with fewer tools are not cached (their dense vectors are).
             dense: as for `SearchIndex`.
         """
@@ -297,7 +296,7 @@ class SearchIndex(Ranking):
         boosted tool the query does not match joins the page and counts as a match. A boost only
         raises its tool, so the text's best `offset + limit + len(boosts)`, with the boosted tools,
         hold every tool of the page (one pass: it scores the boosted tools, reads the text's best for
-        `EvenBoosts`). The text's first stays first unless a boosted score passes its own by `hold`.
+        `EvenBoosts`); the text's first stays first unless a boosted score passes its own by `hold`.
         """
         depth = None if limit is None else offset + limit
         if boosts:
@@ -331,9 +330,10 @@ class SearchIndex(Ranking):
         ids, scores, total, probed = self._rank(
             query, deeper, list(boost), allowed=allowed, categories=categories, actions=actions
         )
-        if even is not None:  # the amounts the text's best call for, for the same tools
+        if even is not None:  # the amounts the text's best call for: only their tools join the page
             chosen = even.for_text([self._names[i] for i in ids[: even.depth]])
-            boost = {i: chosen[self._names[i]] for i in boost}
+            boost = {i: chosen[self._names[i]] for i in boost if self._names[i] in chosen}
+            probed = {i: hit for i, hit in probed.items() if i in boost}
         ranked, blended, total = blend_boosts(ids[:deeper], scores[:deeper], total, probed, boost, hold=hold)
         hits = zip(ranked[offset:depth], blended[offset:depth], strict=True)
         return [(self._tools[i], s) for i, s in hits], total
