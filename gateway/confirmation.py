@@ -87,6 +87,10 @@ class ApprovalRefused(UserError):
     """An approval the gate does not take: a channel not allowed, or the caller approving itself."""
 
 
+class ProgramEnded(ApprovalRefused):
+    """The call's paused program ended with its process (`holders.py`): nothing will ever run it."""
+
+
 def decider_of(approver: object) -> DecidedBy:
     """Who an approver callback speaks for: its `decided_by` attribute, else the host."""
     found = getattr(approver, "decided_by", None)
@@ -372,7 +376,7 @@ class ConfirmationGate:
                 f"([confirmation] approvers: {allowed})"
             )
         if (ended := why_ended(self.store, pending_id)) is not None:
-            raise ApprovalRefused(ended)
+            raise ProgramEnded(ended)
         record = self.store.get(pending_id)
         if record is None or self._clock() > record.pending.expires_at:
             return None

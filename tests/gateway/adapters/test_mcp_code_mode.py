@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import anyio
+import httpx2
 import pytest
 from mcp import Client
 
@@ -300,10 +301,11 @@ def test_a_call_paused_by_a_killed_process_is_declined_by_the_next_one_never_by_
 ) -> None:
     """SIGKILL leaves no chance to decline: the restarted process does it, and writes the audit line."""
     store = f'\n[confirmation]\nstore = "sqlite"\npath = "{tmp_path / "confirmations.sqlite3"}"\n'
+    console = '\n[console]\nadmin_token_env = "CONSOLE_TOKEN"\n'
     config_a, config_b = (
-        write_config(tmp_path / name, "\n[code]\nenabled = true\n" + store) for name in ("a", "b")
+        write_config(tmp_path / name, "\n[code]\nenabled = true\n" + store + console) for name in ("a", "b")
     )
-    env = {"GATEWAY_CONFIRMATION_SECRET": SECRET}
+    env = {"GATEWAY_CONFIRMATION_SECRET": SECRET, "CONSOLE_TOKEN": "console-admin-token-0123456789"}
 
     async def pause(url: str) -> str:
         async with http_client(url) as client:
@@ -321,14 +323,22 @@ def test_a_call_paused_by_a_killed_process_is_declined_by_the_next_one_never_by_
             )
             assert direct["error"]["code"] == "program_ended"  # nor does it run outside a program
 
-    with http_server(config_a, env=env) as a:
-        pending_id = anyio.run(pause, a.url)
-        # Another replica, and a host's process, start on the same store while `a` runs: both have
-        # code mode on, and neither takes `a`'s program for one whose process ended.
-        with http_server(config_b, env=env), open_gateway(load_settings(config_b, environ=env)) as host:
-            assert [p.pending_id for p in host.gate.pending()] == [pending_id]
-        a.kill()
-    assert audit_outcomes(tmp_path / "a", "notes_delete") == ["pending_confirmation"]  # nothing said why
+    with http_server(config_b, env=env) as b:
+        with http_server(config_a, env=env) as a:
+            pending_id = anyio.run(pause, a.url)
+            # A host's process starts on the same store while `a` runs, code mode on as in `b`:
+            # neither takes `a`'s program for one whose process ended.
+            with open_gateway(load_settings(config_b, environ=env)) as host:
+                assert [p.pending_id for p in host.gate.pending()] == [pending_id]
+            a.kill()
+        assert audit_outcomes(tmp_path / "a", "notes_delete") == ["pending_confirmation"]  # nothing said why
+        # The operator at the live replica's console is told why, before any process declined it.
+        approving = httpx2.post(
+            f"{b.url.removesuffix('/mcp')}/console/api/pending/{pending_id}/approve",
+            headers={"Authorization": f"Bearer {env['CONSOLE_TOKEN']}"},
+        )
+        assert approving.status_code == 403
+        assert "ended with its gateway process" in approving.json()["message"]
 
     with http_server(config_a, env=env) as restarted:  # the same data directory, a new process
         lines = [json.loads(line) for line in (tmp_path / "a" / "audit.jsonl").read_text().splitlines()]
