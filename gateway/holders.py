@@ -69,6 +69,7 @@ class ProcessLocks:
         with self._lock:
             if self._fd is None:
                 private_dir(self.directory)
+                # Not inherited (O_CLOEXEC, PEP 446): a child left running after a kill holds no lock.
                 fd = os.open(self._file(self.process), os.O_RDWR | os.O_CREAT, 0o600)
                 with contextlib.suppress(ImportError):  # no fcntl: see the module's docstring
                     import fcntl

@@ -183,9 +183,9 @@ class PausedPrograms:
             return 0
         ended = 0
         for record, call_id in store.orphans():
-            if self._host.gate.store.transition(record.pending.pending_id, ("pending", "approved"), "denied"):
+            p = record.pending
+            if store.transition(p.pending_id, ("pending", "approved"), "denied"):  # once, whoever finds it
                 ended += 1
-                p = record.pending
                 self._host.auditor.log(
                     principal=p.principal,
                     session=p.session or "default",
