@@ -36,6 +36,7 @@ from pydantic import BaseModel
 from .context import PendingConfirmation, Principal, ToolContext
 from .definition import ToolDefinition
 from .errors import ToolFailed, UserError
+from .holders import why_ended
 from .rendering import shown
 
 log = logging.getLogger("gateway")
@@ -84,6 +85,10 @@ HOST = DecidedBy("host")
 
 class ApprovalRefused(UserError):
     """An approval the gate does not take: a channel not allowed, or the caller approving itself."""
+
+
+class ProgramEnded(ApprovalRefused):
+    """The call's paused program ended with its process (`holders.py`): nothing will ever run it."""
 
 
 def decider_of(approver: object) -> DecidedBy:
@@ -319,6 +324,8 @@ class ConfirmationGate:
                 "That confirmation was given for a different tool, parameters or user.",
                 "Call invoke_tool again without 'confirmation' to get an approval for these exact parameters.",
             )
+        if (ended := why_ended(self.store, pending_id)) is not None:  # its paused program is gone
+            return Refused("program_ended", f"{ended[0].upper()}{ended[1:]}.", "Do not retry; tell the user.")
         if self._clock() > record.pending.expires_at:
             self.store.transition(pending_id, ("pending", "approved"), "denied")
             return Refused(
@@ -359,8 +366,8 @@ class ConfirmationGate:
         """Host side: approve a pending call. None when it is unknown, expired or already decided.
 
         Raises:
-            ApprovalRefused: `decided_by`'s channel may not approve here, or its credential is the
-                principal that made the call.
+            ApprovalRefused: `decided_by`'s channel may not approve here, its credential is the
+                principal that made the call, or the call's paused program ended with its process.
         """
         if not self.allows(decided_by.channel):
             allowed = ", ".join(c for c in CHANNELS if c in self.approvers) or "none"
@@ -368,6 +375,8 @@ class ConfirmationGate:
                 f"approvals from the {decided_by.channel} are not allowed here "
                 f"([confirmation] approvers: {allowed})"
             )
+        if (ended := why_ended(self.store, pending_id)) is not None:
+            raise ProgramEnded(ended)
         record = self.store.get(pending_id)
         if record is None or self._clock() > record.pending.expires_at:
             return None

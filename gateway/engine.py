@@ -327,8 +327,8 @@ class Gateway:
         None when the call is unknown, expired or already decided.
 
         Raises:
-            ApprovalRefused: approvals from that channel are not allowed (`[confirmation] approvers`),
-                or the credential deciding is the principal that made the call.
+            ApprovalRefused: approvals from that channel are not allowed (`[confirmation] approvers`), the
+                credential deciding made the call, or its paused program ended with its process.
         """
         approved = self.gate.approve(pending_id, decided_by=decided_by)
         if approved is not None:

@@ -22,6 +22,7 @@ FailureCode = Literal[
     "timeout",
     "declined",
     "rate_limited",
+    "tool_changed",
     "internal",
 ]
 
@@ -98,6 +99,13 @@ class Conflict(ToolFailed):
 
     def __init__(self, message: str) -> None:
         super().__init__("conflict", message)
+
+
+class ToolChanged(ToolFailed):
+    """The tool changed or was removed where it is defined (a fronted server) since it was found."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__("tool_changed", message)
 
 
 class RateLimited(ToolFailed):

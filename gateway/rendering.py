@@ -44,6 +44,7 @@ _NEXT_STEP = {
     "declined": "Do not retry; ask the user what to do instead.",
     "rate_limited": "Wait a while before calling it again, or do something else meanwhile; "
     "tell the user if the task cannot wait.",
+    "tool_changed": "Call discover_tools to find the current tools; do not call this one again unchanged.",
     "internal": "The tool failed unexpectedly; do not retry unchanged, tell the user.",
 }
 

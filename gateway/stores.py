@@ -7,6 +7,9 @@ a Lua script in Redis), so a confirmation is used at most once whichever replica
 
 Records are kept a while after they expire, so a late redemption reads "expired" rather than
 "unknown", and are then dropped.
+
+Both also mark the call a paused `run_code` program waits on with the process holding the program,
+and tell whether that process still runs (`holders.py`).
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
 
 from pydantic import SecretStr
 
@@ -26,6 +29,7 @@ from .confirmation import ConfirmationStore, MemoryConfirmationStore, Record, St
 from .context import PendingConfirmation
 from .errors import UserError
 from .files import private_dir, private_secret
+from .holders import PROGRAM_ENDED, Lease, ProcessLocks
 
 if TYPE_CHECKING:
     from .config import Settings
@@ -34,6 +38,24 @@ KEEP_AFTER_EXPIRY_SECONDS = 3600.0
 SECRET_FILE = "confirmation-secret"
 """In the data directory: the secret of the "auto" store, generated on first use, readable by its owner only."""
 _STATES: frozenset[str] = frozenset({"pending", "approved", "denied", "used"})
+_OPEN: tuple[State, ...] = ("pending", "approved")  # a call that may still run
+
+
+@runtime_checkable
+class Holders(Protocol):
+    """A shared store that marks a paused program's call with the process holding the program."""
+
+    def hold(self, pending_id: str, call_id: str) -> None:
+        """Mark `pending_id` as the call (its call id `call_id`) of a program this process holds."""
+        ...
+
+    def orphans(self) -> list[tuple[Record, str]]:
+        """The marked calls still pending or approved whose holding process ended, with their call ids."""
+        ...
+
+    def why_ended(self, pending_id: str) -> str | None:
+        """`holders.PROGRAM_ENDED` when the call's holding process ended; None otherwise, or unmarked."""
+        ...
 
 
 def record_to_json(record: Record) -> str:
@@ -89,6 +111,10 @@ class SqliteConfirmationStore:
                 " record TEXT NOT NULL)"
             )
             self._db.execute("CREATE INDEX IF NOT EXISTS by_expiry ON confirmations (state, expires_at)")
+            columns = {row[1] for row in self._db.execute("PRAGMA table_info(confirmations)")}
+            if "holder" not in columns:  # a store from before paused programs were marked
+                self._db.execute("ALTER TABLE confirmations ADD COLUMN holder TEXT")
+        self.locks = ProcessLocks(self.path.parent / f"{self.path.name}.holders")
 
     def put(self, record: Record) -> None:
         with self._lock:
@@ -126,7 +152,30 @@ class SqliteConfirmationStore:
             ).fetchall()
         return [record_from_json(text, state) for text, state in rows]
 
+    def hold(self, pending_id: str, call_id: str) -> None:
+        holder = json.dumps({"process": self.locks.mine(), "call_id": call_id})
+        with self._lock:
+            self._db.execute("UPDATE confirmations SET holder = ? WHERE pending_id = ?", (holder, pending_id))
+
+    def orphans(self) -> list[tuple[Record, str]]:
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT record, state, holder FROM confirmations"
+                " WHERE holder IS NOT NULL AND state IN ('pending', 'approved') ORDER BY expires_at"
+            ).fetchall()
+        held = [(record_from_json(text, state), json.loads(holder)) for text, state, holder in rows]
+        return [(r, h["call_id"]) for r, h in held if not self.locks.alive(h["process"])]
+
+    def why_ended(self, pending_id: str) -> str | None:
+        with self._lock:
+            row = self._db.execute(
+                "SELECT holder FROM confirmations WHERE pending_id = ? AND state != 'used'", (pending_id,)
+            ).fetchone()
+        ended = row is not None and row[0] is not None and not self.locks.alive(json.loads(row[0])["process"])
+        return PROGRAM_ENDED if ended else None
+
     def close(self) -> None:
+        self.locks.close()
         with self._lock:
             self._db.close()
 
@@ -165,8 +214,10 @@ class RedisConfirmationStore:
         self._redis: Any = redis.Redis.from_url(url, decode_responses=True)
         self._prefix = prefix
         self._index = f"{prefix}s:pending"
+        self._held = f"{prefix}s:held"
         self._clock = clock
         self._transition: Any = self._redis.register_script(_TRANSITION)
+        self.lease = Lease(self._redis, prefix)
 
     def _key(self, pending_id: str) -> str:
         return f"{self._prefix}:{pending_id}"
@@ -201,7 +252,32 @@ class RedisConfirmationStore:
             record_from_json(text, state) for text, state in rows if text and state and state == "pending"
         ]
 
+    def hold(self, pending_id: str, call_id: str) -> None:
+        holder = json.dumps({"process": self.lease.mine(), "call_id": call_id})
+        pipe = self._redis.pipeline(transaction=True)
+        pipe.hset(self._key(pending_id), "holder", holder)
+        pipe.sadd(self._held, pending_id)
+        pipe.execute()
+
+    def orphans(self) -> list[tuple[Record, str]]:
+        found = []
+        for pending_id in sorted(self._redis.smembers(self._held)):
+            text, state, holder = self._redis.hmget(self._key(pending_id), ["record", "state", "holder"])
+            if not (text and state and holder) or state not in _OPEN:  # gone with its expiry, or decided
+                self._redis.srem(self._held, pending_id)
+                continue
+            held = json.loads(holder)
+            if not self.lease.alive(held["process"]):
+                found.append((record_from_json(text, state), held["call_id"]))
+        return found
+
+    def why_ended(self, pending_id: str) -> str | None:
+        state, holder = self._redis.hmget(self._key(pending_id), ["state", "holder"])
+        ended = bool(holder) and state != "used" and not self.lease.alive(json.loads(holder)["process"])
+        return PROGRAM_ENDED if ended else None
+
     def close(self) -> None:
+        self.lease.close()
         self._redis.close()
 
 

@@ -7,6 +7,11 @@ ends its own oldest program first, so one principal's pauses never end another's
 A program that ends here has its pending call declined, approved or not: it will not run. Each
 decline leaves an audit line for that call (outcome `refused`, as a redeemed confirmation past its
 expiry has) whose error code says why (`Ending`).
+
+A shared confirmation store also marks each held program's call with this process (`stores.Holders`),
+so that a program whose process ended without a clean stop (killed, crashed) still ends this way: the
+next process with code mode on that opens the store, or looks at its own programs, declines the call
+and writes its line (`process_ended`), once the marking process no longer runs (`holders.py`).
 """
 
 from __future__ import annotations
@@ -20,11 +25,13 @@ from ..audit import Auditor
 from ..client_settings import CodeSettings
 from ..confirmation import ConfirmationGate
 from ..context import PendingConfirmation, Principal, ToolContext
+from ..stores import Holders
 
-Ending = Literal["confirmation_expired", "max_paused", "max_paused_mb", "gateway_stopping"]
+Ending = Literal["confirmation_expired", "max_paused", "max_paused_mb", "gateway_stopping", "process_ended"]
 """Why a paused program ended before it resumed, as the audit line of its declined call says:
 its confirmation expired, room was made under `[code] max_paused` or `max_paused_mb` (or its
-state alone was over `max_paused_mb`), or the gateway stopped."""
+state alone was over `max_paused_mb`), the gateway stopped, or its process ended without a clean
+stop (the line is written by a later process)."""
 
 
 Refusal = Literal["theirs", "changed"]
@@ -132,7 +139,11 @@ class PausedPrograms:
                 made_room = self._paused.pop(self._to_end(paused, by_bytes=not full))
                 ended.append((made_room, "max_paused" if full else "max_paused_mb"))
             self._paused[paused.pending.pending_id] = paused
+        store = self._host.gate.store
+        if isinstance(store, Holders):  # should this process end without a clean stop (module docstring)
+            store.hold(paused.pending.pending_id, paused.program.inner(paused.n).call_id)
         self._end(ended)  # their calls will not run
+        self.end_orphans()
 
     def take(self, pending_id: str, principal: Principal) -> Paused | Refusal | None:
         """The program paused on `pending_id`, no longer held; None when there is none.
@@ -158,7 +169,35 @@ class PausedPrograms:
             expired = self._expired()
             ids = list(self._paused)
         self._end(expired)
+        self.end_orphans()
         return ids
+
+    def end_orphans(self) -> int:
+        """Decline the calls of programs whose process ended without a clean stop; how many there were.
+
+        Each gets the audit line its own process would have written (`process_ended`), with the
+        call's call id as the store marked it.
+        """
+        store = self._host.gate.store
+        if not isinstance(store, Holders):
+            return 0
+        ended = 0
+        for record, call_id in store.orphans():
+            p = record.pending
+            if store.transition(p.pending_id, ("pending", "approved"), "denied"):  # once, whoever finds it
+                ended += 1
+                self._host.auditor.log(
+                    principal=p.principal,
+                    session=p.session or "default",
+                    call_id=call_id,
+                    tool=p.tool,
+                    outcome="refused",
+                    error_code="process_ended",
+                    params=p.parameters,
+                    agent=p.agent,
+                    toolsets=p.toolsets,
+                )
+        return ended
 
     def end_all(self) -> int:
         """End every paused program, declining its pending call; how many there were."""

@@ -11,7 +11,8 @@ worker to bytes (no worker is held while it waits), and the model receives the c
 confirmation. Once the call is approved through the usual channels, `run_code` with that id redeems
 the approval exactly as the gate bound it, then restores the program in a fresh worker and hands it
 the result. Paused programs live in this process only: they expire with their confirmation, and a
-restart ends them (the gateway says so when the model tries to resume one).
+restart ends them (the gateway says so when the model tries to resume one; on a shared store, the
+next process declines the calls of a process that ended without a clean stop: `paused.py`).
 """
 
 from __future__ import annotations
@@ -89,6 +90,8 @@ class Programs:
             checkout_timeout=settings.wall_seconds,
         )
         self._paused = PausedPrograms(settings, backend)
+        if ended := self._paused.end_orphans():  # held by a process that ended without a clean stop
+            log.warning("%d paused program(s) of an ended gateway process: their calls are declined", ended)
 
     # -- the tool's entry point ------------------------------------------------------------
 

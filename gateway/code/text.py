@@ -318,6 +318,8 @@ def _next_step(tool: str, error: ErrorInfo) -> str:
     if error.code == "invalid_arguments":  # a catalog tool's: a program cannot call the meta-tools
         name = repr(safe_text(tool, 80))
         return f"Fix the listed problems and call({name}, ...) again; schema({name}) lists every parameter."
+    if error.code == "tool_changed":  # a fronted tool changed on its server since it was found
+        return "Find the current tools with discover(query); do not call this one again unchanged."
     if error.code in _APPROVAL_CODES:  # an approval that cannot be used (a resumed program's call)
         return "Make the call again to ask the user for a new approval."
     return error.next_step

@@ -8,7 +8,7 @@ from datetime import datetime
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response, StreamingResponse
 
-from ..confirmation import ApprovalRefused
+from ..confirmation import ApprovalRefused, ProgramEnded
 from ..discovery import overview
 from ..errors import UserError
 from ..limits import LimitState, Unreachable
@@ -50,7 +50,7 @@ class Pages:
             "approvals.html",
             page="approvals",
             waiting=approvals.waiting(self.gw),
-            done=done if done in ("approved", "denied", "gone", "refused") else "",
+            done=done if done in ("approved", "denied", "gone", "refused", "ended") else "",
             done_id=request.query_params.get("id", "")[:64],
         )
 
@@ -70,7 +70,7 @@ class Pages:
         except ApprovalRefused as exc:
             if is_api:
                 return JSONResponse({"error": "forbidden", "message": str(exc)}, status_code=403)
-            verdict = "refused"
+            verdict = "ended" if isinstance(exc, ProgramEnded) else "refused"
         if is_api:
             status = 200 if verdict != "gone" else 409
             return JSONResponse({"pending_id": pending_id, "result": verdict}, status_code=status)

@@ -27,7 +27,7 @@ from typing import Any, Literal, Protocol
 from ..actions import normalize_action
 from ..catalog import Catalog
 from ..definition import MAX_SUMMARY_LENGTH, ToolDefinition
-from ..errors import RegistrationError, ToolFailed
+from ..errors import RegistrationError, ToolChanged, ToolFailed
 from ..files import write_json_atomic
 from ..names import to_name
 from ..policy import Policy
@@ -252,10 +252,8 @@ class Front:
         """Run a fronted tool (already validated): connect, re-check it is still current, call it."""
         await self.connector.connect(server)
         if self._owned.get(name) != (server, upstream):
-            raise ToolFailed(
-                "conflict",
-                f"{name} changed or was removed on its server; call discover_tools to find the current tools.",
-            )
+            # The next step, not the message, says where to look: a program's names discover(query).
+            raise ToolChanged(f"{name} changed or was removed on its server.")
         return await self.connector.call(server, upstream, arguments)
 
     # -- for operators and tests -------------------------------------------------------

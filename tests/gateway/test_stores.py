@@ -6,7 +6,11 @@ clock, since Redis expires keys by its own.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import stat
+import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -19,6 +23,7 @@ from gateway.config import load_settings
 from gateway.confirmation import ConfirmationStore, NeedsConfirmation, Proceed, Record, Refused, State
 from gateway.context import PendingConfirmation
 from gateway.errors import UserError
+from gateway.holders import PROGRAM_ENDED
 from gateway.stores import (
     KEEP_AFTER_EXPIRY_SECONDS,
     SECRET_FILE,
@@ -181,3 +186,58 @@ def test_a_generated_secret_others_can_read_or_a_short_one_is_refused(tmp_path: 
     with pytest.raises(UserError, match="shorter than 32 characters"):
         local_secret(tmp_path)
     assert secret_file.read_text() == "short"  # nothing is overwritten
+
+
+_HOLDER = """
+import sys
+from gateway.stores import RedisConfirmationStore, SqliteConfirmationStore
+kind, where, pending_id = sys.argv[1:]
+store = (SqliteConfirmationStore if kind == "sqlite" else RedisConfirmationStore)(where)
+store.hold(pending_id, "run.3")
+print(store.locks.process if kind == "sqlite" else store.lease.process, flush=True)
+sys.stdin.read()
+"""
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "redis"])
+def test_a_call_held_by_a_killed_process_is_an_orphan_and_a_live_processs_never_is(
+    kind: str, tmp_path: Path
+) -> None:
+    with contextlib.ExitStack() as stack:
+        where = (
+            str(tmp_path / "confirmations.sqlite3")
+            if kind == "sqlite"
+            else stack.enter_context(redis_server(tmp_path / "redis"))
+        )
+        store_type = SqliteConfirmationStore if kind == "sqlite" else RedisConfirmationStore
+        mine, other = store_type(where), store_type(where)
+        stack.callback(close_store, other)
+        stack.callback(close_store, mine)
+        for pending_id in ("p1", "p2", "p3"):
+            mine.put(_record(pending_id))
+        mine.hold("p1", "run.1")
+        holder = subprocess.Popen(
+            [sys.executable, "-c", _HOLDER, kind, where, "p2"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
+        )
+        assert holder.stdout is not None
+        process = holder.stdout.readline().strip()  # it holds p2 from here on
+        assert other.orphans() == [] and other.why_ended("p2") is None  # both holders run
+
+        holder.kill()  # SIGKILL: no clean stop, nothing declined
+        holder.communicate()
+        if kind == "redis":  # its lease lapses LEASE_SECONDS after its last renewal: at once, here
+            import redis
+
+            client = redis.Redis.from_url(where)
+            client.delete(f"gateway:confirmation:process:{process}")
+            client.close()
+        assert other.orphans() == [(_record("p2"), "run.3")]
+        assert other.why_ended("p2") == PROGRAM_ENDED
+        assert other.why_ended("p1") is None and other.why_ended("p3") is None  # live, and not held
+        assert other.transition("p2", ("pending", "approved"), "denied") is not None
+        assert other.orphans() == []  # declined once
+        assert other.why_ended("p2") == PROGRAM_ENDED  # still said when someone tries to approve it

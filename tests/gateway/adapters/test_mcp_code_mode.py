@@ -4,18 +4,24 @@ from __future__ import annotations
 
 import hashlib
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import anyio
+import httpx2
+import pytest
 from mcp import Client
 
 from gateway.config import load_settings
+from gateway.confirmation import ApprovalRefused
 from gateway.runtime import open_gateway
 from gateway.stores import resolve_auto_store
 
 from .mcp_server_support import (
     APPROVE,
     DECLINE,
+    DELETE_NOTE,
     SECRET,
     Human,
     audit_outcomes,
@@ -288,3 +294,72 @@ def test_a_principal_whose_token_roles_changed_cannot_resume_its_program_until_t
         "attempt",
         "executed",
     ]
+
+
+def test_a_call_paused_by_a_killed_process_is_declined_by_the_next_one_never_by_a_live_replica(
+    tmp_path: Path,
+) -> None:
+    """SIGKILL leaves no chance to decline: the restarted process does it, and writes the audit line."""
+    store = f'\n[confirmation]\nstore = "sqlite"\npath = "{tmp_path / "confirmations.sqlite3"}"\n'
+    console = '\n[console]\nadmin_token_env = "CONSOLE_TOKEN"\n'
+    config_a, config_b = (
+        write_config(tmp_path / name, "\n[code]\nenabled = true\n" + store + console) for name in ("a", "b")
+    )
+    env = {"GATEWAY_CONFIRMATION_SECRET": SECRET, "CONSOLE_TOKEN": "console-admin-token-0123456789"}
+
+    async def pause(url: str) -> str:
+        async with http_client(url) as client:
+            code = "call('notes_delete', {'note_id': 'n1'})"
+            paused = text_of(await client.call_tool("run_code", {"code": code}))
+            assert paused["status"] == "confirmation_required"
+            return str(paused["pending_id"])
+
+    async def after_restart(url: str, pending_id: str) -> None:
+        async with http_client(url) as client:
+            resumed = text_of(await client.call_tool("run_code", {"confirmation": pending_id}))
+            assert resumed["error"]["code"] == "program_ended"
+            direct = text_of(
+                await client.call_tool("invoke_tool", {**DELETE_NOTE, "confirmation": pending_id})
+            )
+            assert direct["error"]["code"] == "program_ended"  # nor does it run outside a program
+
+    with http_server(config_b, env=env) as b:
+        with http_server(config_a, env=env) as a:
+            pending_id = anyio.run(pause, a.url)
+            # A host's process starts on the same store while `a` runs, code mode on as in `b`:
+            # neither takes `a`'s program for one whose process ended.
+            with open_gateway(load_settings(config_b, environ=env)) as host:
+                assert [p.pending_id for p in host.gate.pending()] == [pending_id]
+            a.kill()
+        assert audit_outcomes(tmp_path / "a", "notes_delete") == ["pending_confirmation"]  # nothing said why
+        # The operator at the live replica's console is told why, before any process declined it.
+        approving = httpx2.post(
+            f"{b.url.removesuffix('/mcp')}/console/api/pending/{pending_id}/approve",
+            headers={"Authorization": f"Bearer {env['CONSOLE_TOKEN']}"},
+        )
+        assert approving.status_code == 403
+        assert "ended with its gateway process" in approving.json()["message"]
+
+    with http_server(config_a, env=env) as restarted:  # the same data directory, a new process
+        lines = [json.loads(line) for line in (tmp_path / "a" / "audit.jsonl").read_text().splitlines()]
+        paused_line, ended_line = (r for r in lines if r["tool"] == "notes_delete")
+        assert (ended_line["outcome"], ended_line["error_code"]) == ("refused", "process_ended")
+        assert ended_line["call_id"] == paused_line["call_id"]  # the paused call's own line
+        assert ended_line["params"] == {"note_id": "n1"}
+        approving = subprocess.run(
+            [sys.executable, "-m", "gateway.cli", "approve", pending_id, "--config", str(config_b)],
+            env=server_env(env),
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert approving.returncode == 1
+        assert "ended with its gateway process" in approving.stderr
+        assert "nothing will run, even if approved" in approving.stderr
+        with open_gateway(load_settings(config_b, environ=env)) as host:
+            with pytest.raises(ApprovalRefused, match="ended with its gateway process"):
+                host.approve(pending_id)
+            assert host.gate.pending() == []
+        anyio.run(after_restart, restarted.url, pending_id)
+    assert "executed" not in audit_outcomes(tmp_path / "a", "notes_delete")
+    assert audit_outcomes(tmp_path / "b", "notes_delete") == []

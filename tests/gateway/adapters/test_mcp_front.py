@@ -29,7 +29,8 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import ToolAnnotations
 from pydantic import Field
 
-from gateway import Gateway, Principal, ToolResult, render, run_sync
+from gateway import Gateway, Principal, ToolContext, ToolResult, render, run_sync
+from gateway.client_settings import CodeSettings
 from gateway.config import Settings
 from gateway.fronting.front import Front, Report
 from gateway.runtime import open_gateway
@@ -91,6 +92,9 @@ def memo_server(log_path: Path) -> MCPServer:
         return query
 
     add_growth_tools(mcp, record, reword=True)
+    dropped = log_path.with_suffix(".dropped")  # a test's way to change the server between two starts
+    for name in dropped.read_text().split() if dropped.exists() else ():
+        mcp.remove_tool(name)
     return mcp
 
 
@@ -489,6 +493,42 @@ def test_a_changed_tool_can_be_served_with_a_warning_instead(settings: Callable[
     assert schema["warnings"] == [
         "This tool's description changed since an operator last reviewed it; every call needs the user's approval."
     ]
+
+
+@pytest.mark.parametrize("only", [False, True], ids=["with the meta-tools", "run_code alone"])
+def test_a_program_calling_a_tool_changed_on_its_server_is_told_to_find_it_with_discover(
+    warm: Settings, memo_log: Path, only: bool
+) -> None:
+    """The cached list still has memo_remember; the server, started for the call, no longer does."""
+    memo_log.with_suffix(".dropped").write_text("remember")
+    code_mode = warm.model_copy(update={"code": CodeSettings(enabled=True, only=only)})
+    program = "call('memo_remember', {'text': 'milk'})"
+    with fronting(code_mode) as (gw, _):
+        assert "memo_remember" in gw.catalog
+        ran = run_sync(gw.call("run_code", {"code": program}, ToolContext(call_id="prog1")))
+    assert ran.error is not None and ran.error.code == "program_error"
+    assert (
+        "ToolError: memo_remember: tool_changed: memo_remember changed or was removed on its server. "
+        "Next: Find the current tools with discover(query); do not call this one again unchanged."
+    ) in ran.error.message
+    assert "discover_tools" not in render(ran)
+    assert memo_lines(memo_log, "remember") == []
+
+
+def test_invoke_tool_on_a_tool_changed_on_its_server_is_told_to_call_discover_tools(
+    warm: Settings, memo_log: Path
+) -> None:
+    memo_log.with_suffix(".dropped").write_text("remember")
+    with fronting(warm) as (gw, _):
+        result = invoke(gw, "memo_remember", {"text": "milk"})
+    assert result.error is not None
+    assert (result.error.code, result.error.message) == (
+        "tool_changed",
+        "memo_remember changed or was removed on its server.",
+    )
+    assert result.error.next_step == (
+        "Call discover_tools to find the current tools; do not call this one again unchanged."
+    )
 
 
 def test_header_and_environment_secrets_never_reach_logs_results_or_files(

@@ -131,6 +131,7 @@ def test_a_tool_errors_next_step_inside_a_program_is_pinned(snapshot: SnapshotAs
         ErrorInfo("invalid_arguments", "The parameters for y are invalid.", "... invoke_tool ..."),
         ErrorInfo("confirmation_used", "That confirmation was already used.", "... invoke_tool ..."),
         ErrorInfo("not_found", "No note n9.", "Check the id: search or list to find the right item."),
+        ErrorInfo("tool_changed", "y changed or was removed on its server.", "Call discover_tools to ..."),
     ]
     messages = [text.tool_error("y", e) for e in errors]
     assert not [m for m in messages if any(meta in m for meta in META_TOOL_NAMES)]
