@@ -252,12 +252,13 @@ def scored_page(
     if not learned:
         return index.page(query, categories=categories, actions=actions, limit=depth)
     boosts = _boosts(learned, depth)
-    if isinstance(learned, LearnedVotes) and learned.summed:
+    if isinstance(learned, LearnedVotes) and (learned.summed or learned.crowding):
         # A tool asked for often adds up its two votes where the store holds evidence for each of the
         # text's best `EVEN_DEPTH` (each rival could have its votes added up too); elsewhere summed
-        # votes would pass a tool the store has never seen for lack of history alone.
+        # votes would pass a tool the store has never seen for lack of history alone, and below the
+        # first place the votes of the tools asked for most are scaled by the share of them it has seen.
         summed = _boosts({**learned, **learned.summed}, depth)
-        boosts = EvenBoosts(boosts, summed, learned.evidence, EVEN_DEPTH)
+        boosts = EvenBoosts(boosts, summed, learned.evidence, EVEN_DEPTH, learned.crowding)
     return index.page(
         query, categories=categories, actions=actions, limit=depth, boosts=boosts, hold=LEAD_MARGIN
     )

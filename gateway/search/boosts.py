@@ -6,23 +6,77 @@ them costs a search nothing.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
+
+from .ranking import blend_boosts
+
+Blend = Callable[..., tuple[list[int], list[float], int]]
+"""`blend_boosts`'s signature."""
 
 
 class EvenBoosts(dict[str, float]):
-    """Tool name -> amount, with `raised`: other amounts (for the same or other tools), used instead
-    only where each of the text's best `depth` tools is in `known` (where every rival could have been
-    raised too: learning's summed votes, `gateway.discovery.scored_page`). As a mapping it holds
-    every tool either may boost."""
+    """Tool name -> amount, where some tools' evidence may be uneven against the text's best.
+
+    `raised`: other amounts, used instead where each of the text's best `depth` tools is in `known`
+    (every rival could have been raised too: learning's summed votes). Elsewhere the first place is
+    decided by the amounts as they are, and the rest of the page by the amounts of the `crowding`
+    tools scaled by the share of the text's best `depth` in `known`: a few tools known from much
+    evidence do not fill a page against tools the evidence has not seen. As a mapping it holds
+    every tool either may boost (`gateway.discovery.scored_page`)."""
 
     def __init__(
-        self, amounts: Mapping[str, float], raised: Mapping[str, float], known: Collection[str], depth: int
+        self,
+        amounts: Mapping[str, float],
+        raised: Mapping[str, float],
+        known: Collection[str],
+        depth: int,
+        crowding: Collection[str] = (),
     ) -> None:
         super().__init__({**amounts, **raised})
         self.amounts, self.raised, self.known, self.depth = amounts, raised, known, depth
+        self.crowding = crowding
 
-    def for_text(self, best: Sequence[str]) -> Mapping[str, float]:
-        """The amounts for a page whose text ranks `best` first (at least `depth` of them, or all)."""
-        if best and all(name in self.known for name in best[: self.depth]):
-            return self.raised
-        return self.amounts
+    def for_text(self, best: Sequence[str]) -> tuple[Mapping[str, float], Mapping[str, float]]:
+        """The amounts for the first place and for the rest of a page whose text ranks `best` first
+        (at least `depth` of them, or all)."""
+        best = best[: self.depth]
+        if best and all(name in self.known for name in best):
+            return self.raised, self.raised
+        if not best or not any(name in self.crowding for name in self.amounts):
+            return self.amounts, self.amounts
+        seen = sum(name in self.known for name in best) / len(best)
+        rest = {
+            name: amount * seen if name in self.crowding else amount for name, amount in self.amounts.items()
+        }
+        return self.amounts, rest
+
+    def blender(self, names: Sequence[str]) -> Blend:
+        """`blend_boosts` with the amounts the text's best (positions named by `names`) call for, for
+        the tools of its `boost` (their amounts are read from here)."""
+
+        def blend(
+            ids: list[int],
+            scores: list[float],
+            total: int,
+            probed: dict[int, tuple[float, bool]],
+            boost: dict[int, float],
+            *,
+            hold: float = 0.0,
+        ) -> tuple[list[int], list[float], int]:
+            first, rest = self.for_text([names[i] for i in ids[: self.depth]])
+
+            def blended(amounts: Mapping[str, float]) -> tuple[list[int], list[float], int]:
+                chosen = {i: amounts[names[i]] for i in boost if names[i] in amounts}
+                hits = {i: hit for i, hit in probed.items() if i in chosen}
+                return blend_boosts(ids, scores, total, hits, chosen, hold=hold)
+
+            ranked, blended_scores, counted = blended(first)
+            if rest is first or not ranked:
+                return ranked, blended_scores, counted
+            # The same tools (a scaled amount may be 0: the tool stays a candidate, as counted).
+            others, other_scores, _ = blended({name: rest.get(name, 0.0) for name in first})
+            lead = ranked[0]
+            kept = [(i, s) for i, s in zip(others, other_scores, strict=True) if i != lead]
+            return [lead, *(i for i, _ in kept)], [blended_scores[0], *(s for _, s in kept)], counted
+
+        return blend

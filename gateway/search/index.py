@@ -330,11 +330,8 @@ class SearchIndex(Ranking):
         ids, scores, total, probed = self._rank(
             query, deeper, list(boost), allowed=allowed, categories=categories, actions=actions
         )
-        if even is not None:  # the amounts the text's best call for: only their tools join the page
-            chosen = even.for_text([self._names[i] for i in ids[: even.depth]])
-            boost = {i: chosen[self._names[i]] for i in boost if self._names[i] in chosen}
-            probed = {i: hit for i, hit in probed.items() if i in boost}
-        ranked, blended, total = blend_boosts(ids[:deeper], scores[:deeper], total, probed, boost, hold=hold)
+        blend = blend_boosts if even is None else even.blender(self._names)  # what the text's best call for
+        ranked, blended, total = blend(ids[:deeper], scores[:deeper], total, probed, boost, hold=hold)
         hits = zip(ranked[offset:depth], blended[offset:depth], strict=True)
         return [(self._tools[i], s) for i, s in hits], total
 

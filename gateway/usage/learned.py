@@ -43,6 +43,10 @@ AGREEING = 4.5
 """The evidence a tool's pool needs (past requests that count for everyone, each weighing 1 when
 fresh: five of them) before its vote and the nearest past requests' may add up; with less, the
 nearest are most of the pool, counted once."""
+CROWDING = 9.5
+"""The evidence (ten fresh past requests) from which a tool's vote is scaled, below a page's first
+place, by the share of the text's best tools the store holds evidence for: a few tools asked for
+often do not fill the page against tools the store has not seen (`gateway.search.boosts`)."""
 
 
 _Owner = tuple[float, Mapping[str, float]]
@@ -52,15 +56,21 @@ class LearnedVotes(dict[str, float]):
     """Tool name -> vote in (0, 1] (for each tool the larger of its nearest past requests' vote and
     its pool's), with `summed`: for the tools asked for often whose two votes add up to more, their
     sum (capped at 1); and `evidence`: the tools the store holds a past request of that counts for
-    the caller. The ranking uses `summed` only where every tool the words rank near the top is in
-    `evidence` (`gateway.discovery.scored_page`)."""
+    the caller; `crowding`: the voted tools with evidence of `CROWDING` or more. The ranking uses
+    `summed` only where every tool the words rank near the top is in `evidence`, and scales the
+    crowding tools' votes below the first place elsewhere (`gateway.discovery.scored_page`)."""
 
     def __init__(
-        self, votes: Mapping[str, float], summed: Mapping[str, float], evidence: frozenset[str]
+        self,
+        votes: Mapping[str, float],
+        summed: Mapping[str, float],
+        evidence: frozenset[str],
+        crowding: frozenset[str] = frozenset(),
     ) -> None:
         super().__init__(votes)
         self.summed = summed
         self.evidence = evidence
+        self.crowding = crowding
 
 
 def _nothing(params: NoParams) -> None:
@@ -281,6 +291,7 @@ class LearnedIndex:
             out,
             {tool: vote for tool, vote in summed.items() if tool in out and vote > out[tool]},
             self._for_all | taught if taught else self._for_all,
+            frozenset(tool for tool in out if evidence.get(tool, 0.0) >= CROWDING),
         )
 
     def _whole(self, words: frozenset[str]) -> float:
