@@ -272,3 +272,55 @@ def test_a_tool_asked_for_often_adds_up_its_votes_only_where_the_store_has_seen_
     # One of them it has never seen: summed votes would pass it for lack of history alone.
     score, text_part, larger = scores(unseen)
     assert score == pytest.approx(text_part + discovery.VOTE_WEIGHT * larger)
+
+
+def test_a_tool_asked_for_most_keeps_the_first_place_its_votes_win_but_does_not_crowd_the_rest_of_a_page_the_store_has_not_seen() -> (
+    None
+):
+    tools = Catalog([*ALL_TOOLS, *VISIBLE])
+    things = [
+        "letter",
+        "receipt",
+        "notice",
+        "invoice",
+        "papers",
+        "deposit",
+        "lease",
+        "contract",
+        "bill",
+        "form",
+    ]
+
+    def page(request: str, *also_asked: str) -> tuple[list[str], dict[str, float], float, float]:
+        """(the page's names, their scores, notes_archive's text part and vote) with ten past
+        requests of notes_archive and one of each of `also_asked`."""
+        usage = Usage(SqliteUsageStore(), check_seconds=0.0, semantic=False)
+        lines = [
+            {"query": f"file away the {t} from the landlord", "tools": ["notes_archive"]} for t in things
+        ]
+        lines += [{"query": f"past request number {i}", "tools": [name]} for i, name in enumerate(also_asked)]
+        usage.import_lines(json.dumps(line) for line in lines)
+        gw = Gateway(tools, usage=usage, search_cache_dir=False)
+        index = gw.index(ANA)
+        votes = usage.votes(gw.visible(ANA), request, principal=ANA.id)
+        text, _ = index.page(request, limit=discovery.EVEN_DEPTH)
+        top = max(s for _, s in text)
+        found, _ = discovery.scored_page(index, request, votes, categories=None, actions=None, depth=10)
+        text_part = dict((d.name, s / top) for d, s in text).get("notes_archive", 0.0)
+        return [d.name for d, _ in found], {d.name: s for d, s in found}, text_part, votes["notes_archive"]
+
+    # Words the store's only busy tool shares with the request ("landlord"), the text's clear match
+    # another: below the first place its vote counts as much as the store has seen of the text's best.
+    request = "search my notes for the landlord"
+    names, scores, text_part, vote = page(request)
+    text, _ = Gateway(tools, search_cache_dir=False).index(ANA).page(request, limit=discovery.EVEN_DEPTH)
+    best = [d.name for d, _ in text]
+    assert names[0] == best[0] != "notes_archive"
+    assert scores["notes_archive"] == pytest.approx(text_part + discovery.VOTE_WEIGHT * vote / len(best))
+    assert names.index("notes_archive") > 1
+    # When the store has seen every one of them, the vote counts in full.
+    names, scores, text_part, vote = page(request, *(name for name in best if name != "notes_archive"))
+    assert names[1] == "notes_archive"
+    assert scores["notes_archive"] >= text_part + discovery.VOTE_WEIGHT * vote
+    # A request the busy tool's past requests are close to: its votes win the first place, as before.
+    assert page("read the landlord file")[0][0] == "notes_archive"
