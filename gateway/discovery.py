@@ -257,7 +257,7 @@ def scored_page(
         # text's best `EVEN_DEPTH` (each rival could have its votes added up too); elsewhere summed
         # votes would pass a tool the store has never seen for lack of history alone, and below the
         # first place the votes of the tools asked for most are scaled by the share of them it has seen.
-        summed = _boosts({**learned, **learned.summed}, depth)
+        summed = _boosts({**learned, **learned.summed}, depth) if learned.summed else boosts
         boosts = EvenBoosts(boosts, summed, learned.evidence, EVEN_DEPTH, learned.crowding)
     return index.page(
         query, categories=categories, actions=actions, limit=depth, boosts=boosts, hold=LEAD_MARGIN

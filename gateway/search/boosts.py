@@ -64,17 +64,15 @@ class EvenBoosts(dict[str, float]):
             hold: float = 0.0,
         ) -> tuple[list[int], list[float], int]:
             first, rest = self.for_text([names[i] for i in ids[: self.depth]])
-
-            def blended(amounts: Mapping[str, float]) -> tuple[list[int], list[float], int]:
-                chosen = {i: amounts[names[i]] for i in boost if names[i] in amounts}
-                hits = {i: hit for i, hit in probed.items() if i in chosen}
-                return blend_boosts(ids, scores, total, hits, chosen, hold=hold)
-
-            ranked, blended_scores, counted = blended(first)
+            at = {names[i]: i for i in boost}
+            chosen = {at[name]: amount for name, amount in first.items() if name in at}
+            hits = {i: hit for i, hit in probed.items() if i in chosen}
+            ranked, blended_scores, counted = blend_boosts(ids, scores, total, hits, chosen, hold=hold)
             if rest is first or not ranked:
                 return ranked, blended_scores, counted
             # The same tools (a scaled amount may be 0: the tool stays a candidate, as counted).
-            others, other_scores, _ = blended({name: rest.get(name, 0.0) for name in first})
+            scaled = {i: rest.get(names[i], 0.0) for i in chosen}
+            others, other_scores, _ = blend_boosts(ids, scores, total, hits, scaled, hold=hold)
             lead = ranked[0]
             kept = [(i, s) for i, s in zip(others, other_scores, strict=True) if i != lead]
             return [lead, *(i for i, _ in kept)], [blended_scores[0], *(s for _, s in kept)], counted
