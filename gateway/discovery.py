@@ -37,7 +37,9 @@ does)."""
 
 EVEN_DEPTH = 10
 """A tool asked for often has its votes added up (`LearnedVotes.summed`) only where the store holds
-evidence for each of the text's best this many: its rivals could have votes too."""
+evidence for each of the text's best this many (its rivals could have votes too); elsewhere, below
+the first place, the votes of the tools asked for most count as much as the store has seen of them
+(`LearnedVotes.crowding`)."""
 
 _LEAD_DEPTH = 50
 """How deep a ranking is read for a tool that may lead, when its best ones all need a confirmation."""
@@ -244,9 +246,9 @@ def scored_page(
     """The text's best `depth` with the score each is ordered by (already scaled by its rank weight).
 
     With learned votes, `VOTE_WEIGHT` times each vote is added to its tool's score (the scores
-    divided by the best) and the text's first keeps its place unless beaten by `LEAD_MARGIN`; a tool
-    asked for often has its votes summed where the store has seen each of the text's best
-    `EVEN_DEPTH` (`LearnedVotes`). The total counts the voted tools too. The console's playground
+    divided by the best) and the text's first keeps its place unless beaten by `LEAD_MARGIN`; how the
+    votes of tools asked for often count depends on how much of the text's best `EVEN_DEPTH` the
+    store has seen (`LearnedVotes`, `EvenBoosts`). The total counts the voted tools too. The console's playground
     shows these scores.
     """
     if not learned:
