@@ -35,7 +35,7 @@ import os
 import re
 import secrets
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -87,6 +87,18 @@ def parse_held(text: object) -> Held | None:
     if not (isinstance(process, str) and isinstance(call_id, str) and isinstance(ended, bool)):
         return None
     return Held(process, call_id, ended)
+
+
+def why_held_ended(held: Held | None, state: object, alive: Callable[[str], bool]) -> str | None:
+    """`PROGRAM_ENDED` for a call declined because its process ended, or open while its process ended.
+
+    A call declined otherwise (a clean stop, a person), used, unmarked or marked unreadably: None.
+    """
+    if held is None:
+        return None
+    if held.ended or (state in ("pending", "approved") and not alive(held.process)):
+        return PROGRAM_ENDED
+    return None
 
 
 def why_ended(store: object, pending_id: str) -> str | None:

@@ -29,7 +29,7 @@ from .confirmation import ConfirmationStore, MemoryConfirmationStore, Record, St
 from .context import PendingConfirmation
 from .errors import UserError
 from .files import private_dir, private_secret
-from .holders import LEASE_SECONDS, PROGRAM_ENDED, Held, Lease, ProcessLocks, parse_held
+from .holders import LEASE_SECONDS, Held, Lease, ProcessLocks, parse_held, why_held_ended
 
 if TYPE_CHECKING:
     from .config import Settings
@@ -179,27 +179,27 @@ class SqliteConfirmationStore:
 
     def end_orphan(self, pending_id: str) -> bool:
         with self._lock:
-            row = self._db.execute("SELECT holder FROM confirmations WHERE pending_id = ?", (pending_id,)).fetchone()
+            row = self._db.execute(
+                "SELECT holder FROM confirmations WHERE pending_id = ?", (pending_id,)
+            ).fetchone()
             held = parse_held(row[0]) if row else None
             if held is None or self.locks.alive(held.process):
                 return False
             ended = Held(held.process, held.call_id, ended=True).to_json()
             # Only if still open and still so marked: whichever process finds it declines it once.
-            return (
-                self._db.execute(
-                    "UPDATE confirmations SET state = 'denied', holder = ?"
-                    " WHERE pending_id = ? AND holder = ? AND state IN ('pending', 'approved') RETURNING 1",
-                    (ended, pending_id, row[0]),
-                ).fetchone()
-                is not None
+            declined = self._db.execute(
+                "UPDATE confirmations SET state = 'denied', holder = ?"
+                " WHERE pending_id = ? AND holder = ? AND state IN ('pending', 'approved') RETURNING 1",
+                (ended, pending_id, row[0]),
             )
+            return declined.fetchone() is not None
 
     def why_ended(self, pending_id: str) -> str | None:
         with self._lock:
             row = self._db.execute(
                 "SELECT holder, state FROM confirmations WHERE pending_id = ?", (pending_id,)
             ).fetchone()
-        return _why_ended(parse_held(row[0]), row[1], self.locks.alive) if row else None
+        return why_held_ended(parse_held(row[0]), row[1], self.locks.alive) if row else None
 
     def close(self) -> None:
         self.locks.close()
@@ -214,18 +214,6 @@ class SqliteConfirmationStore:
                 "SELECT holder FROM confirmations WHERE holder IS NOT NULL AND state IN ('pending', 'approved')"
             ).fetchall()
         return {held.process for (text,) in rows if (held := parse_held(text)) is not None}
-
-
-def _why_ended(held: Held | None, state: object, alive: Callable[[str], bool]) -> str | None:
-    """`PROGRAM_ENDED` for a call declined because its process ended, or open while its process ended.
-
-    A call declined otherwise (a clean stop, a person), used, or unmarked or malformed: None.
-    """
-    if held is None:
-        return None
-    if held.ended or (state in _OPEN and not alive(held.process)):
-        return PROGRAM_ENDED
-    return None
 
 
 # KEYS: record key, index key. ARGV: new state, pending id, then the states it may move from.
@@ -329,7 +317,9 @@ class RedisConfirmationStore:
         for pending_id in sorted(self._redis.smembers(self._held)):
             text, state, holder = self._redis.hmget(self._key(pending_id), ["record", "state", "holder"])
             held = parse_held(holder)
-            if not (text and state and held) or state not in _OPEN or held.ended:  # gone, decided or malformed
+            if (
+                not (text and state and held) or state not in _OPEN or held.ended
+            ):  # gone, decided or malformed
                 self._redis.srem(self._held, pending_id)
                 continue
             if not self.lease.alive(held.process):
@@ -347,7 +337,7 @@ class RedisConfirmationStore:
 
     def why_ended(self, pending_id: str) -> str | None:
         state, holder = self._redis.hmget(self._key(pending_id), ["state", "holder"])
-        return _why_ended(parse_held(holder), state, self.lease.alive)
+        return why_held_ended(parse_held(holder), state, self.lease.alive)
 
     def close(self) -> None:
         self.lease.close()

@@ -29,7 +29,9 @@ Store = SqliteConfirmationStore | RedisConfirmationStore
 
 
 def _record(pending_id: str) -> Record:
-    pending = PendingConfirmation(pending_id, "notes_delete", "Delete a note", {"note_id": "n1"}, "alice", NOW + 1000)
+    pending = PendingConfirmation(
+        pending_id, "notes_delete", "Delete a note", {"note_id": "n1"}, "alice", NOW + 1000
+    )
     return Record(pending, "binding-" + pending_id, "pending")
 
 
@@ -149,7 +151,9 @@ def test_a_malformed_holder_in_a_row_counts_as_running_and_breaks_nothing(
         assert ConfirmationGate(store=store, secret=b"k" * 32).approve("p1") is not None
 
 
-def test_a_lease_renewal_that_finds_its_lease_gone_warns(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+def test_a_lease_renewal_that_finds_its_lease_gone_warns(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     with redis_server(tmp_path / "redis") as url:
         settings = load_settings(
             overrides={

@@ -27,8 +27,8 @@ from gateway.holders import PROGRAM_ENDED
 from gateway.stores import (
     KEEP_AFTER_EXPIRY_SECONDS,
     SECRET_FILE,
-    RedisConfirmationStore,
     Holders,
+    RedisConfirmationStore,
     SqliteConfirmationStore,
     close_store,
     local_secret,

@@ -373,7 +373,8 @@ def test_a_second_round_reaching_a_replica_after_the_programs_process_was_killed
     """The client's user approves on replica b a pause whose process (a) was killed meanwhile."""
     store = f'\n[confirmation]\nstore = "sqlite"\npath = "{tmp_path / "confirmations.sqlite3"}"\n'
     config_a, config_b = (
-        write_config(tmp_path / name, "\n[code]\nenabled = true\n" + store, elicitation=True) for name in ("a", "b")
+        write_config(tmp_path / name, "\n[code]\nenabled = true\n" + store, elicitation=True)
+        for name in ("a", "b")
     )
     env = {"GATEWAY_CONFIRMATION_SECRET": SECRET}
     code = {"code": "call('notes_delete', {'note_id': 'n1'})"}

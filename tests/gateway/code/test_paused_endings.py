@@ -11,8 +11,8 @@ import pytest
 from gateway import Catalog, ConfirmationGate, Gateway, MemoryAuditLog, ToolContext, run_sync
 from gateway.audit import AuditRecord
 from gateway.client_settings import CodeSettings
-from gateway.confirmation import ConfirmationStore
 from gateway.code import Programs, enable
+from gateway.confirmation import ConfirmationStore
 from gateway.context import Principal, ToolResult
 from gateway.stores import SqliteConfirmationStore
 
