@@ -243,8 +243,11 @@ class Lease:
         self._renew(first=False)
 
     def _renew(self, *, first: bool) -> None:
-        before = self._redis.set(self._key(self.process), "1", px=int(self.seconds * 1000), get=True)
-        if before is None and not first:
+        pipe = self._redis.pipeline(transaction=True)  # (SET ... GET needs Redis 6.2)
+        pipe.exists(self._key(self.process))
+        pipe.set(self._key(self.process), "1", px=int(self.seconds * 1000))
+        held, _ = pipe.execute()
+        if not held and not first:
             log.warning(
                 "this process's lease in the confirmation store had lapsed (renewed too late: a network "
                 "split, a pause, or an eviction); other processes may have declined its paused programs' "
