@@ -20,7 +20,7 @@ Whether the marking process still runs is a notion each store can answer:
   process could not renew it that long (a network split, a pause): then a live process's calls
   are declined too, and the process logs a warning when it finds its lease gone.
 
-A call declined because its process ended is marked so (`ENDED`), which keeps the reason once the
+A call declined because its process ended is marked so (`Held.ended`), which keeps the reason once the
 lock file or lease is gone; a call declined any other way (a clean stop, a person) is not.
 
 An in-memory store holds nothing of the kind: its calls end with the process that held them.
