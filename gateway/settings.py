@@ -76,6 +76,9 @@ class ConfirmationSettings(_Section):
     store: Literal["auto", "memory", "sqlite", "redis"] = "auto"
     path: Path | None = None
     redis_url: str = "redis://127.0.0.1:6379/0"
+    # With redis: how long a process counts as running after its last lease renewal (it renews every
+    # third of this). A process that cannot renew this long has its paused programs' calls declined.
+    lease_seconds: float = Field(30.0, ge=3)
     secret: SecretStr | None = None
     # Who may approve a destructive call. Not "elicitation" by default: there the MCP client that
     # made the call answers its own question. Any channel may decline.

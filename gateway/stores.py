@@ -29,7 +29,7 @@ from .confirmation import ConfirmationStore, MemoryConfirmationStore, Record, St
 from .context import PendingConfirmation
 from .errors import UserError
 from .files import private_dir, private_secret
-from .holders import PROGRAM_ENDED, Lease, ProcessLocks
+from .holders import LEASE_SECONDS, Held, Lease, ProcessLocks, parse_held, why_held_ended
 
 if TYPE_CHECKING:
     from .config import Settings
@@ -51,6 +51,10 @@ class Holders(Protocol):
 
     def orphans(self) -> list[tuple[Record, str]]:
         """The marked calls still pending or approved whose holding process ended, with their call ids."""
+        ...
+
+    def end_orphan(self, pending_id: str) -> bool:
+        """Decline an orphan (open, its process ended), marking it so; whether this call declined it."""
         ...
 
     def why_ended(self, pending_id: str) -> str | None:
@@ -114,7 +118,10 @@ class SqliteConfirmationStore:
             columns = {row[1] for row in self._db.execute("PRAGMA table_info(confirmations)")}
             if "holder" not in columns:  # a store from before paused programs were marked
                 self._db.execute("ALTER TABLE confirmations ADD COLUMN holder TEXT")
-        self.locks = ProcessLocks(self.path.parent / f"{self.path.name}.holders")
+        # Beside the file itself: every name a process opens it by (a symlink, say) finds the same locks.
+        real = self.path.resolve()
+        self.locks = ProcessLocks(real.parent / f"{real.name}.holders")
+        self.locks.sweep(self._named())
 
     def put(self, record: Record) -> None:
         with self._lock:
@@ -153,7 +160,7 @@ class SqliteConfirmationStore:
         return [record_from_json(text, state) for text, state in rows]
 
     def hold(self, pending_id: str, call_id: str) -> None:
-        holder = json.dumps({"process": self.locks.mine(), "call_id": call_id})
+        holder = Held(self.locks.mine(), call_id).to_json()
         with self._lock:
             self._db.execute("UPDATE confirmations SET holder = ? WHERE pending_id = ?", (holder, pending_id))
 
@@ -163,21 +170,50 @@ class SqliteConfirmationStore:
                 "SELECT record, state, holder FROM confirmations"
                 " WHERE holder IS NOT NULL AND state IN ('pending', 'approved') ORDER BY expires_at"
             ).fetchall()
-        held = [(record_from_json(text, state), json.loads(holder)) for text, state, holder in rows]
-        return [(r, h["call_id"]) for r, h in held if not self.locks.alive(h["process"])]
+        held = [(text, state, parse_held(holder)) for text, state, holder in rows]
+        return [
+            (record_from_json(text, state), h.call_id)
+            for text, state, h in held
+            if h is not None and not h.ended and not self.locks.alive(h.process)
+        ]
+
+    def end_orphan(self, pending_id: str) -> bool:
+        with self._lock:
+            row = self._db.execute(
+                "SELECT holder FROM confirmations WHERE pending_id = ?", (pending_id,)
+            ).fetchone()
+            held = parse_held(row[0]) if row else None
+            if held is None or self.locks.alive(held.process):
+                return False
+            ended = Held(held.process, held.call_id, ended=True).to_json()
+            # Only if still open and still so marked: whichever process finds it declines it once.
+            declined = self._db.execute(
+                "UPDATE confirmations SET state = 'denied', holder = ?"
+                " WHERE pending_id = ? AND holder = ? AND state IN ('pending', 'approved') RETURNING 1",
+                (ended, pending_id, row[0]),
+            )
+            return declined.fetchone() is not None
 
     def why_ended(self, pending_id: str) -> str | None:
         with self._lock:
             row = self._db.execute(
-                "SELECT holder FROM confirmations WHERE pending_id = ? AND state != 'used'", (pending_id,)
+                "SELECT holder, state FROM confirmations WHERE pending_id = ?", (pending_id,)
             ).fetchone()
-        ended = row is not None and row[0] is not None and not self.locks.alive(json.loads(row[0])["process"])
-        return PROGRAM_ENDED if ended else None
+        return why_held_ended(parse_held(row[0]), row[1], self.locks.alive) if row else None
 
     def close(self) -> None:
         self.locks.close()
+        self.locks.sweep(self._named())
         with self._lock:
             self._db.close()
+
+    def _named(self) -> set[str]:
+        """The processes that open (pending or approved) calls are marked with."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT holder FROM confirmations WHERE holder IS NOT NULL AND state IN ('pending', 'approved')"
+            ).fetchall()
+        return {held.process for (text,) in rows if (held := parse_held(text)) is not None}
 
 
 # KEYS: record key, index key. ARGV: new state, pending id, then the states it may move from.
@@ -194,6 +230,17 @@ end
 return false
 """
 
+# KEYS: record key, index key. ARGV: the holder it was marked with, the holder marked ended, pending id.
+_END_ORPHAN = """
+local state = redis.call('HGET', KEYS[1], 'state')
+if (state ~= 'pending' and state ~= 'approved') or redis.call('HGET', KEYS[1], 'holder') ~= ARGV[1] then
+  return false
+end
+redis.call('HSET', KEYS[1], 'state', 'denied', 'holder', ARGV[2])
+redis.call('ZREM', KEYS[2], ARGV[3])
+return 1
+"""
+
 
 class RedisConfirmationStore:
     """Confirmations in Redis, for replicas on several machines.
@@ -203,7 +250,12 @@ class RedisConfirmationStore:
     """
 
     def __init__(
-        self, url: str, *, prefix: str = "gateway:confirmation", clock: Callable[[], float] = time.time
+        self,
+        url: str,
+        *,
+        prefix: str = "gateway:confirmation",
+        clock: Callable[[], float] = time.time,
+        lease_seconds: float = LEASE_SECONDS,
     ) -> None:
         try:
             import redis
@@ -217,7 +269,8 @@ class RedisConfirmationStore:
         self._held = f"{prefix}s:held"
         self._clock = clock
         self._transition: Any = self._redis.register_script(_TRANSITION)
-        self.lease = Lease(self._redis, prefix)
+        self._end_orphan: Any = self._redis.register_script(_END_ORPHAN)
+        self.lease = Lease(self._redis, prefix, lease_seconds)
 
     def _key(self, pending_id: str) -> str:
         return f"{self._prefix}:{pending_id}"
@@ -253,7 +306,7 @@ class RedisConfirmationStore:
         ]
 
     def hold(self, pending_id: str, call_id: str) -> None:
-        holder = json.dumps({"process": self.lease.mine(), "call_id": call_id})
+        holder = Held(self.lease.mine(), call_id).to_json()
         pipe = self._redis.pipeline(transaction=True)
         pipe.hset(self._key(pending_id), "holder", holder)
         pipe.sadd(self._held, pending_id)
@@ -263,18 +316,28 @@ class RedisConfirmationStore:
         found = []
         for pending_id in sorted(self._redis.smembers(self._held)):
             text, state, holder = self._redis.hmget(self._key(pending_id), ["record", "state", "holder"])
-            if not (text and state and holder) or state not in _OPEN:  # gone with its expiry, or decided
+            held = parse_held(holder)
+            if (
+                not (text and state and held) or state not in _OPEN or held.ended
+            ):  # gone, decided or malformed
                 self._redis.srem(self._held, pending_id)
                 continue
-            held = json.loads(holder)
-            if not self.lease.alive(held["process"]):
-                found.append((record_from_json(text, state), held["call_id"]))
+            if not self.lease.alive(held.process):
+                found.append((record_from_json(text, state), held.call_id))
         return found
+
+    def end_orphan(self, pending_id: str) -> bool:
+        holder = self._redis.hget(self._key(pending_id), "holder")
+        held = parse_held(holder)
+        if held is None or self.lease.alive(held.process):
+            return False
+        ended = Held(held.process, held.call_id, ended=True).to_json()
+        keys = [self._key(pending_id), self._index]
+        return bool(self._end_orphan(keys=keys, args=[holder, ended, pending_id]))
 
     def why_ended(self, pending_id: str) -> str | None:
         state, holder = self._redis.hmget(self._key(pending_id), ["state", "holder"])
-        ended = bool(holder) and state != "used" and not self.lease.alive(json.loads(holder)["process"])
-        return PROGRAM_ENDED if ended else None
+        return why_held_ended(parse_held(holder), state, self.lease.alive)
 
     def close(self) -> None:
         self.lease.close()
@@ -287,7 +350,8 @@ def open_store(settings: Settings) -> ConfirmationStore:
     if kind == "sqlite":
         return SqliteConfirmationStore(settings.confirmation_path)
     if kind == "redis":
-        return RedisConfirmationStore(settings.confirmation.redis_url)
+        confirmation = settings.confirmation
+        return RedisConfirmationStore(confirmation.redis_url, lease_seconds=confirmation.lease_seconds)
     return MemoryConfirmationStore()
 
 

@@ -27,7 +27,7 @@ import mcp_types as types
 from mcp.server import ServerRequestContext
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from ..confirmation import DecidedBy
+from ..confirmation import ApprovalRefused, DecidedBy
 from ..context import PendingConfirmation, ToolContext, ToolResult
 from ..engine import Gateway
 from . import mcp
@@ -132,7 +132,10 @@ class Elicitation:
         # The client's user answered; the audit log says so, and as whom the client is signed in.
         decided_by = DecidedBy("elicitation", context.principal.id)
         if answer.action == "accept" and content.get("approve") is True:
-            self.gw.approve(pending_id, decided_by=decided_by)
+            try:
+                self.gw.approve(pending_id, decided_by=decided_by)
+            except ApprovalRefused as refused:  # its program ended with its process, say: redeeming says why
+                log.info("an approval through elicitation was refused: %s", refused)
         else:
             self.gw.deny(pending_id, decided_by=decided_by)
         return await self.gw.call(name, {**arguments, "confirmation": pending_id}, context)

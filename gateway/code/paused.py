@@ -139,10 +139,10 @@ class PausedPrograms:
                 made_room = self._paused.pop(self._to_end(paused, by_bytes=not full))
                 ended.append((made_room, "max_paused" if full else "max_paused_mb"))
             self._paused[paused.pending.pending_id] = paused
+        self._end(ended)  # their calls will not run, whatever happens next
         store = self._host.gate.store
         if isinstance(store, Holders):  # should this process end without a clean stop (module docstring)
             store.hold(paused.pending.pending_id, paused.program.inner(paused.n).call_id)
-        self._end(ended)  # their calls will not run
         self.end_orphans()
 
     def take(self, pending_id: str, principal: Principal) -> Paused | Refusal | None:
@@ -184,7 +184,7 @@ class PausedPrograms:
         ended = 0
         for record, call_id in store.orphans():
             p = record.pending
-            if store.transition(p.pending_id, ("pending", "approved"), "denied"):  # once, whoever finds it
+            if store.end_orphan(p.pending_id):  # once, whoever finds it
                 ended += 1
                 self._host.auditor.log(
                     principal=p.principal,

@@ -10,9 +10,11 @@ from pathlib import Path
 
 import anyio
 import httpx2
+import mcp_types as types
 import pytest
 from mcp import Client
 
+from gateway.adapters.mcp_elicitation import CONFIRM_KEY
 from gateway.config import load_settings
 from gateway.confirmation import ApprovalRefused
 from gateway.runtime import open_gateway
@@ -361,5 +363,44 @@ def test_a_call_paused_by_a_killed_process_is_declined_by_the_next_one_never_by_
                 host.approve(pending_id)
             assert host.gate.pending() == []
         anyio.run(after_restart, restarted.url, pending_id)
+    assert "executed" not in audit_outcomes(tmp_path / "a", "notes_delete")
+    assert audit_outcomes(tmp_path / "b", "notes_delete") == []
+
+
+def test_a_second_round_reaching_a_replica_after_the_programs_process_was_killed_answers_program_ended(
+    tmp_path: Path,
+) -> None:
+    """The client's user approves on replica b a pause whose process (a) was killed meanwhile."""
+    store = f'\n[confirmation]\nstore = "sqlite"\npath = "{tmp_path / "confirmations.sqlite3"}"\n'
+    config_a, config_b = (
+        write_config(tmp_path / name, "\n[code]\nenabled = true\n" + store, elicitation=True)
+        for name in ("a", "b")
+    )
+    env = {"GATEWAY_CONFIRMATION_SECRET": SECRET}
+    code = {"code": "call('notes_delete', {'note_id': 'n1'})"}
+
+    async def ask(url: str) -> types.InputRequiredResult:
+        async with http_client(url, elicitation_callback=Human()) as a:
+            asked = await a.session.call_tool("run_code", code, allow_input_required=True)
+            assert isinstance(asked, types.InputRequiredResult) and asked.request_state is not None
+            return asked
+
+    async def answer(url: str, asked: types.InputRequiredResult) -> None:
+        async with http_client(url, elicitation_callback=Human()) as b:
+            done = await b.session.call_tool(
+                "run_code",
+                code,
+                input_responses={CONFIRM_KEY: APPROVE},
+                request_state=asked.request_state,
+                allow_input_required=True,
+            )
+            assert isinstance(done, types.CallToolResult) and done.structured_content is not None
+            assert done.structured_content["error"]["code"] == "program_ended"
+
+    with http_server(config_b, env=env) as b:
+        with http_server(config_a, env=env) as a:
+            asked = anyio.run(ask, a.url)
+            a.kill()
+        anyio.run(answer, b.url, asked)
     assert "executed" not in audit_outcomes(tmp_path / "a", "notes_delete")
     assert audit_outcomes(tmp_path / "b", "notes_delete") == []

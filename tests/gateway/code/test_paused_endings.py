@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -11,7 +12,9 @@ from gateway import Catalog, ConfirmationGate, Gateway, MemoryAuditLog, ToolCont
 from gateway.audit import AuditRecord
 from gateway.client_settings import CodeSettings
 from gateway.code import Programs, enable
+from gateway.confirmation import ConfirmationStore
 from gateway.context import Principal, ToolResult
+from gateway.stores import SqliteConfirmationStore
 
 from ..sample_tools import ALL_TOOLS, Calls
 from .test_pause_resume import HOLDING_MB, Clock
@@ -25,11 +28,10 @@ def clock() -> Clock:
 
 
 class Coded:
-    def __init__(self, clock: Clock, **code: Any) -> None:
+    def __init__(self, clock: Clock, store: ConfirmationStore | None = None, **code: Any) -> None:
         self.audit = MemoryAuditLog()
-        self.gw = Gateway(
-            Catalog(ALL_TOOLS), audit=self.audit, gate=ConfirmationGate(clock=clock, ttl_seconds=60)
-        )
+        gate = ConfirmationGate(clock=clock, ttl_seconds=60, **({"store": store} if store else {}))
+        self.gw = Gateway(Catalog(ALL_TOOLS), audit=self.audit, gate=gate)
         self.programs: Programs = enable(self.gw, CodeSettings(enabled=True, **code))
         self.runs = 0
 
@@ -160,3 +162,22 @@ def test_a_call_a_person_declined_gets_no_second_line_when_its_program_ends(
     coded.programs.close()
     outcomes = [r.outcome for r in coded.audit.records if r.tool == "notes_delete"]
     assert outcomes == ["pending_confirmation", "denied_by_host"]
+
+
+def test_programs_ended_for_room_are_declined_even_when_marking_the_new_pause_fails(
+    clock: Clock, tmp_path: Path
+) -> None:
+    """A shared store that cannot mark a pause (its holders' directory cannot be made) loses no decline."""
+    store = SqliteConfirmationStore(tmp_path / "confirmations.sqlite3", clock=clock)
+    (tmp_path / "confirmations.sqlite3.holders").write_text("in the way")
+    made = Coded(clock, store, max_paused=1)
+    try:
+        assert made.run(DELETE.format(note="n1")).error is not None  # its pause could not be marked
+        first = made.programs.paused()
+        assert len(first) == 1
+        made.run(DELETE.format(note="n2"))
+        assert made.ended() == [("prog1.1", "refused", "max_paused", "local", {"note_id": "n1"})]
+        assert store.get(first[0]).state == "denied"  # type: ignore[union-attr]
+    finally:
+        made.programs.close()
+        store.close()
