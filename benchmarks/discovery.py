@@ -13,7 +13,7 @@ With history (a file in the `queries.jsonl` format, or `--history-split`: the da
 sha1 % 4 == 0, the rest being ranked), it is imported as `gateway usage import` would, and rows
 "with history" follow the zero-shot ones on the same queries, each with the number of queries whose
 first tool was right without history and is wrong with it (learning's harm). `--growth` adds rows for
-1%, 10% and 100% of the history; `--queries-per-tool N` stores the history with that bound instead of
+1%, 10%, 30% and 100% of the history (`GROWTH`); `--queries-per-tool N` stores the history with that bound instead of
 the `[usage]` default `max_queries_per_tool` (to measure it).
 
 DATASET_DIR is a folder holding `tools.jsonl` and `queries.jsonl` (`benchmarks.datasets.WHERE_FROM`
@@ -48,6 +48,8 @@ from .metrics import aggregate, gold_groups
 from .models import use_published_model
 
 COLUMNS = ("R@1", "R@5", "N@5", "H@5")
+GROWTH = (0.01, 0.1, 0.3, 1.0)
+"""The shares of the history `--growth` measures (the first of its requests in the set's order)."""
 
 
 def _progress(label: str, done: int, total: int) -> None:
@@ -130,7 +132,7 @@ def _engines(
         print("the 'search' extra is not installed: hybrid engine skipped", file=sys.stderr)
     if history:
         rows = [(False, False, 1.0)]
-        rows += [(semantic, False, share) for share in ((0.01, 0.1, 1.0) if growth else (1.0,))]
+        rows += [(semantic, False, share) for share in (GROWTH if growth else (1.0,))]
         if semantic and dense_available():
             rows.append((True, True, 1.0))
         for hybrid, dense, share in rows:
@@ -223,7 +225,9 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="history: the queries whose sha1 %% 4 == 0; rank the rest",
     )
-    parser.add_argument("--growth", action="store_true", help="rows for 1%%, 10%% and 100%% of the history")
+    parser.add_argument(
+        "--growth", action="store_true", help="rows for 1%%, 10%%, 30%% and 100%% of the history"
+    )
     parser.add_argument(
         "--queries-per-tool",
         type=int,
@@ -292,7 +296,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         points = [
             (share, metrics["R@5"], metrics["R@1"])
             for label, metrics in by_label.items()
-            for share in (0.01, 0.1, 1.0)
+            for share in GROWTH
             if label.startswith(f"ours, {'hybrid' if semantic_available() else 'lexical'}, with {share:.0%}")
         ]
         zero_shot = by_label[
