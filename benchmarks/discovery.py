@@ -302,7 +302,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         zero_shot = by_label[
             "ours, hybrid ('search' extra)" if semantic_available() else "ours, lexical (default install)"
         ]
-        plot_growth(points, zero_shot["R@5"], base["R@5"], args.plot)
+        plot_growth(points, zero_shot["R@5"], base["R@5"], args.plot, zero_shot["R@1"])
         print(f"plot written to {args.plot}", file=sys.stderr)
 
     if args.rankings:

@@ -50,7 +50,11 @@ def usage_from(
 
 
 def plot_growth(
-    points: Sequence[tuple[float, float, float]], zero_shot: float, bm25: float, out: Path
+    points: Sequence[tuple[float, float, float]],
+    zero_shot: float,
+    bm25: float,
+    out: Path,
+    zero_shot_r1: float | None = None,
 ) -> None:
     """R@5 and R@1 against the share of history used (log scale), with zero-shot and BM25 lines."""
     import matplotlib
@@ -63,12 +67,16 @@ def plot_growth(
     ax.plot(shares, [r5 for _, r5, _ in points], "o-", label="R@5 with history")
     ax.plot(shares, [r1 for _, _, r1 in points], "s--", label="R@1 with history")
     ax.axhline(zero_shot, color="grey", linestyle=":", label=f"R@5 zero-shot ({zero_shot:.1f})")
+    if zero_shot_r1 is not None:
+        ax.axhline(
+            zero_shot_r1, color="tab:orange", linestyle=":", label=f"R@1 zero-shot ({zero_shot_r1:.1f})"
+        )
     ax.axhline(bm25, color="black", linestyle="-.", linewidth=0.8, label=f"R@5 BM25 ({bm25:.1f})")
     ax.set_xscale("log")
     ax.set_xlabel("history imported (% of the development history)")
     ax.set_ylabel("% of the test requests")
     ax.set_title("metatool test split: learning from history")
-    ax.legend(fontsize=8, loc="lower right")
+    ax.legend(fontsize=8, loc="upper left")
     ax.grid(alpha=0.3)
     fig.tight_layout()
     fig.savefig(out, dpi=110)
