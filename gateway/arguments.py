@@ -45,6 +45,20 @@ def params_schema(model: type[BaseModel]) -> dict[str, Any]:
     return model.model_json_schema(schema_generator=_CleanSchema)
 
 
+def required_fields(model: type[BaseModel]) -> tuple[str, ...]:
+    """The names `params_schema(model)` lists as required, read from the model's fields without
+    generating the schema (by alias, as the schema names them). A model that carries its own JSON
+    schema says them itself (`SchemaParams.required_fields`)."""
+    own = getattr(model, "required_fields", None)
+    if callable(own):
+        return tuple(own())
+    return tuple(
+        info.validation_alias if isinstance(info.validation_alias, str) else info.alias or name
+        for name, info in model.model_fields.items()
+        if info.is_required()
+    )
+
+
 def validate_arguments(model: type[BaseModel], arguments: Mapping[str, Any]) -> BaseModel:
     """Check a call's arguments as what they are, JSON, against a params model.
 

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from pydantic_core import PydanticSerializationError
 
 from .actions import ACTIONS, normalize_action
-from .arguments import params_schema, validate_arguments
+from .arguments import params_schema, required_fields, validate_arguments
 from .context import ToolContext
 from .names import NAME_PATTERN, name_problem
 from .signatures import params_model_of, read_signature
@@ -70,6 +70,10 @@ class ToolDefinition:
 
     `rank_weight` (0 to 1) scales a tool's discovery score before results are ranked, so
     that generated tools can yield to hand-written ones that match about as well.
+
+    `required_params` names the required parameters of a lazy params model, as its provider reads
+    them from its own description: what search needs of the schema without building it
+    (`required_names`). A catalog of thousands builds no model until a tool is asked for.
     """
 
     name: str
@@ -92,6 +96,7 @@ class ToolDefinition:
     search_text: str = ""
     rank_weight: float = 1.0
     metadata: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    required_params: tuple[str, ...] | None = None
 
     # Written out rather than generated: a frozen dataclass's own __init__ sets each field through
     # object.__setattr__, and a catalog of the Google APIs makes 14,000 of these at every start.
@@ -118,6 +123,7 @@ class ToolDefinition:
         search_text: str = "",
         rank_weight: float = 1.0,
         metadata: Mapping[str, Any] | None = None,
+        required_params: tuple[str, ...] | None = None,
     ) -> None:
         # The first field through object.__setattr__ gives the instance the class's shared key table
         # (PEP 412), which the update then fills: 264 bytes a definition instead of 464.
@@ -142,6 +148,7 @@ class ToolDefinition:
             search_text=search_text,
             rank_weight=rank_weight,
             metadata=MappingProxyType({}) if metadata is None else metadata,
+            required_params=required_params,
         )
 
     @property
@@ -157,6 +164,14 @@ class ToolDefinition:
         for field_name, info in self.model.model_fields.items():
             words += [field_name, info.description or ""]
         return " ".join(words)
+
+    def required_names(self) -> tuple[str, ...]:
+        """The names the tool's JSON schema lists as required, without building a lazy model or any
+        schema: `required_params` when the provider gave them, else read from a given model's fields;
+        a lazy tool whose provider gave none has none known (empty)."""
+        if self.required_params is not None:
+            return self.required_params
+        return () if self.is_lazy else required_fields(self.model)
 
     @cached_property
     def model(self) -> type[BaseModel]:

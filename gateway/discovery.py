@@ -50,6 +50,20 @@ the strongest `depth` votes (by vote, then name) are read: a page of that depth 
 tools, so the others may be left out."""
 
 
+MAX_LISTED_CATEGORIES = 40
+"""An unknown category's error lists every category up to this many; past it, the closest few."""
+
+
+def _categories_hint(unknown: Sequence[str], known: Sequence[str]) -> str:
+    """The valid categories, or (a catalog of hundreds) the closest to those asked for and where the
+    rest are: an error stays a line, not thousands of names."""
+    if len(known) <= MAX_LISTED_CATEGORIES:
+        return f"Categories: {', '.join(known)}"
+    close = dict.fromkeys(c for u in unknown[:5] for c in closest_names(u, known, limit=5))
+    some = f"Closest: {', '.join(close)}. " if close else ""
+    return f"{some}Call discover_tools with no arguments for all {len(known):,} categories."
+
+
 def overview(tools: Sequence[ToolDefinition]) -> dict[str, Any]:
     """Categories and actions with their tool counts."""
     categories: dict[str, dict[str, int]] = {}
@@ -101,7 +115,7 @@ def discover(
     if unknown:
         raise ToolInputError(
             f"Unknown categories: {', '.join(safe_text(c, 40) for c in unknown[:5])}. "
-            f"Categories: {', '.join(known_categories)}",
+            + _categories_hint(unknown, known_categories),
             field="categories",
         )
     if actions:

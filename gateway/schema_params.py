@@ -59,6 +59,12 @@ class SchemaParams(BaseModel):
         return copy.deepcopy(self._arguments)
 
     @classmethod
+    def required_fields(cls) -> tuple[str, ...]:
+        """The schema's required property names (`arguments.required_fields`), without a copy."""
+        required = cls.input_schema.get("required")
+        return tuple(r for r in required if isinstance(r, str)) if isinstance(required, list) else ()
+
+    @classmethod
     def model_json_schema(
         cls,
         by_alias: bool | None = None,

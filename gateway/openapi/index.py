@@ -23,10 +23,12 @@ from typing import Any
 from ..files import keep_newest, write_json_atomic
 from .document import content_hash, parse, read_bytes, version_of
 from .operations import Operation, operations_of
+from .params import layout
+from .schemas import Converter
 
-INDEX_FORMAT = 2
+INDEX_FORMAT = 3
 """Changes whenever what is indexed, or how, changes: older files are then ignored (2: text kept the
-space before a word that starts with punctuation, ".git")."""
+space before a word that starts with punctuation, ".git"; 3: each operation's required parameters)."""
 MAX_CACHED_PER_ENTRY = 3
 _log = logging.getLogger("gateway.openapi")
 
@@ -54,6 +56,7 @@ def build(entry: str, data: bytes, path: Path, digest: str) -> tuple[Index, dict
     doc = parse(data, path)
     version = version_of(doc, path)
     ops, problems = operations_of(entry, doc)
+    ops = [op._replace(required=_required(doc, version, op)) for op in ops]
     servers = doc.get("servers")
     components = doc.get("components")
     schemes = components.get("securitySchemes") if isinstance(components, dict) else None
@@ -69,6 +72,16 @@ def build(entry: str, data: bytes, path: Path, digest: str) -> tuple[Index, dict
         problems=len(problems),
     )
     return index, doc
+
+
+def _required(doc: dict[str, Any], version: str, op: Operation) -> tuple[str, ...]:
+    """The required properties of the operation's params model, laid out once here, when the
+    description is read (a fraction of a second for GitHub's), so that search never builds a model."""
+    try:
+        schema = layout(Converter(doc, version), op.path, op.method).schema
+    except (KeyError, TypeError, ValueError, RecursionError):  # the model reports what is wrong, on use
+        return ()
+    return tuple(r for r in schema.get("required", ()) if isinstance(r, str))
 
 
 def _plain(schemes: dict[str, Any]) -> dict[str, Any]:
@@ -126,7 +139,7 @@ def decode(data: dict[str, Any], entry: str, digest: str) -> Index:
         raise ValueError(f"built for {header[:2]}")
     make = Operation._make
     ops = tuple(
-        make((*row[:4], tuple(row[4]), *row[5:]))
+        make((*row[:4], tuple(row[4]), *row[5:-1], tuple(row[-1])))
         for row in data["operations"]
         if len(row) == len(Operation._fields)
     )

@@ -87,6 +87,9 @@ class Operation(NamedTuple):
     search_text: str
     server: str
     """The operation's or its path's own first server URL, when it has one."""
+    required: tuple[str, ...] = ()
+    """Its params model's required properties (`params.layout`, before the gateway hides a key it
+    fills in itself): what search reads of the schema without building the model."""
 
 
 def words(identifier: str) -> list[str]:

@@ -171,6 +171,7 @@ class OpenApi:
 
     def definition(self, op: Operation) -> ToolDefinition:
         read_only, destructive = flags(op, self.settings.safe)
+        hidden = {name for _, name in self.credentials.hidden}
 
         def params() -> type[BaseModel]:
             return self.model(op)
@@ -202,6 +203,8 @@ class OpenApi:
             # each attempt may take the request timeout; retries wait at most as long again
             timeout=self.settings.timeout * (self.settings.retries + 2) + 5.0,
             metadata=MappingProxyType({k: v for k, v in metadata.items() if v}),
+            # A key the gateway fills in itself (an API key) is not one the model gives.
+            required_params=tuple(k for k in op.required if k.lower() not in hidden),
         )
 
     def document(self) -> dict[str, Any]:

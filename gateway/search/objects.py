@@ -70,8 +70,10 @@ _RECIPIENTS = frozenset(["me", "him", "her", "them", "us", "everyone", "someone"
 
 
 def acts_on_existing(d: ToolDefinition) -> bool:
-    """Whether a tool needs an existing item: it requires one's id ("message_id", "draft_id")."""
-    required = d.json_schema.get("required") or []
+    """Whether a tool needs an existing item: it requires one's id ("message_id", "draft_id").
+
+    Read from `ToolDefinition.required_names`: no params model is built and no schema generated."""
+    required = d.required_names()
     return any(p == "id" or p.endswith(("_id", "_ids")) for p in required)
 
 

@@ -68,7 +68,8 @@ class Ranking:
         self._agreeing = any(d.example_requests for d in tools)
         self._example_verbs = example_verbs(tools)
         self._markers = category_markers(tools)
-        self._objects = [tool_objects(d) for d in tools]
+        # Read only where the catalog agrees at all (`_named`, `_not_new`); no schema is read.
+        self._objects = [tool_objects(d) for d in tools] if self._agreeing else []
 
     def _page_python(
         self,

@@ -25,7 +25,7 @@ from gateway.names import closest_names
 from .documents import Versions, available, choose, documents_dir, is_alias, package_version, read_document
 from .methods import Api, Method, api_of, assign_names, methods_of
 
-INDEX_FORMAT = 5
+INDEX_FORMAT = 6
 """Changes whenever what is indexed, or how, changes: older files are then ignored."""
 MAX_CACHED_INDEXES = 4
 """Index files kept in the cache directory (other package versions, modes); the least recently used go."""
@@ -139,6 +139,7 @@ def encode(index: Index) -> dict[str, Any]:
                 flags,
                 m.media,
                 scopes,
+                m.required,
             ]
         )
     return {
@@ -184,6 +185,7 @@ def decode(data: dict[str, Any], version: str, versions: Versions) -> Index:
                 bool(flags & 2),
                 media,
                 scopes[scope],
+                tuple(map(str, required)),
             )
         )
         for (
@@ -202,6 +204,7 @@ def decode(data: dict[str, Any], version: str, versions: Versions) -> Index:
             flags,
             media,
             scope,
+            required,
         ) in data["methods"]
     )
     return Index(version, versions, apis, methods)

@@ -113,6 +113,17 @@ class Method(NamedTuple):
     destructive: bool
     media: str
     scopes: tuple[str, ...]
+    required: tuple[str, ...]
+    """Its required parameters' names, as its params model names them: what search reads of the
+    schema without building it (`ToolDefinition.required_params`)."""
+
+
+def required_parameters(method: dict[str, Any]) -> tuple[str, ...]:
+    """The keys of a method's required parameters, the names its params model gives them (aliases):
+    `params.ParamsFactory.model` makes each `required` parameter a required field, and the body
+    optional."""
+    parameters = method.get("parameters") or {}
+    return tuple(k for k, p in parameters.items() if isinstance(p, dict) and p.get("required"))
 
 
 def words(identifier: str) -> list[str]:
@@ -209,6 +220,7 @@ def methods_of(api: Api, doc: dict[str, Any], *, context: bool = True) -> list[M
                 destructive=is_destructive(verb, http_method),
                 media=media,
                 scopes=tuple(m.get("scopes", ())),
+                required=required_parameters(m),
             )
         )
     return found

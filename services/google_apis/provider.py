@@ -143,6 +143,7 @@ def definition(
         # better answer (defaults, natural-language dates, compact results).
         rank_weight=GENERATED_RANK_WEIGHT,
         metadata=MappingProxyType(metadata),
+        required_params=method.required,
     )
 
 
