@@ -106,9 +106,11 @@ def test_an_unknown_category_among_thousands_is_answered_in_a_line(spec: Path, t
         for method in ("get", "post", "delete"):
             if method in item:
                 item[method]["tags"] = [item[method]["operationId"].split("_", 1)[1].rstrip("s")]
-    with open_gateway(_settings(write_spec(tmp_path, doc), tmp_path)) as gw:
-        with pytest.raises(ToolInputError) as caught:
-            gw.discover(Principal(), categories=["shop_widget7s"])
+    with (
+        open_gateway(_settings(write_spec(tmp_path, doc), tmp_path)) as gw,
+        pytest.raises(ToolInputError) as caught,
+    ):
+        gw.discover(Principal(), categories=["shop_widget7s"])
     message = str(caught.value)
     assert message.startswith("Unknown categories: shop_widget7s. Closest: shop_widget7, ")
     assert message.endswith("Call discover_tools with no arguments for all 63 categories.")
