@@ -152,6 +152,9 @@ def run_chat(
             raise
         term.note(f"gateway: cannot start the {args.provider} client: {exc}")
         return 2
+    gateway.index(
+        context.principal
+    )  # before the loop: Ctrl-C stops a long build at once (`commands.discover`)
     with client:
         agent = Agent(
             gateway,

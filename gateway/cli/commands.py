@@ -34,6 +34,9 @@ def discover(gw: Gateway, ctx: ToolContext, args: argparse.Namespace) -> int:
         "limit": args.limit,
         "cursor": args.cursor,
     }
+    # The search index is built (or loaded) before the event loop starts: under `asyncio.run` a first
+    # Ctrl-C only cancels the running task at its next await, and a build of seconds has none.
+    gw.index(ctx.principal)
     result = run_sync(gw.call("discover_tools", {k: v for k, v in arguments.items() if v}, ctx))
     layer = gw.index().dense
     if layer is not None and not layer.ready:  # this process ends before a large catalog is encoded

@@ -18,6 +18,8 @@ from gateway.search.index import CACHE_MIN_TOOLS
 WAITING = "interrupting_tools: waiting"
 STALL_LOADING = "INTERRUPTING_TOOLS_STALL_LOADING"
 """Set in the environment: the provider waits while loading (as a first Google catalog load takes long)."""
+MANY = "INTERRUPTING_TOOLS_MANY"
+"""Set in the environment to a number: that many filler tools, whose search index takes seconds to build."""
 
 
 @tool(category="waiting", action="read", read_only=True)
@@ -54,5 +56,11 @@ def provide(options: Any) -> Any:
         print(WAITING, file=sys.stderr, flush=True)
         threading.Event().wait()
     return Toolset(
-        catalog=Catalog([wait_here, clear_everything, *(_filler(n) for n in range(CACHE_MIN_TOOLS))])
+        catalog=Catalog(
+            [
+                wait_here,
+                clear_everything,
+                *(_filler(n) for n in range(int(os.environ.get(MANY, CACHE_MIN_TOOLS)))),
+            ]
+        )
     )

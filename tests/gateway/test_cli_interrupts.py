@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from .interrupting_tools import STALL_LOADING, WAITING
+from .interrupting_tools import MANY, STALL_LOADING, WAITING
 
 ROOT = Path(__file__).resolve().parents[2]
 DEADLINE = 60.0
@@ -123,6 +123,16 @@ def test_ctrl_c_during_a_tool_call_ends_in_one_line_with_status_130_and_the_cach
 def test_ctrl_c_while_the_catalogs_load_ends_in_one_line_with_status_130(home: Path) -> None:
     code, err = _interrupted(["catalog"], _env(home, **{STALL_LOADING: "1"}), WAITING)
     assert (code, _after(err, WAITING)) == (130, ["gateway: interrupted"]), err
+
+
+def test_ctrl_c_while_the_search_index_builds_stops_the_build(home: Path) -> None:
+    """The first Ctrl-C ends a `discover` that is building a large index: the build does not run to its
+    end (nothing is cached) and the command says one line."""
+    building = "Building the search index of"
+    code, err = _interrupted(["discover", "filler record"], _env(home, **{MANY: "150000"}), building)
+    assert (code, _after(err, building)) == (130, ["gateway: interrupted"]), err
+    index = home / "cache" / "metatool-gateway" / "search-index"
+    assert not index.exists() or not any(index.iterdir()), sorted(index.iterdir())
 
 
 def test_ctrl_c_stops_a_served_gateway_with_one_line_and_status_130(home: Path) -> None:
