@@ -24,11 +24,19 @@ from gateway.stores import RedisConfirmationStore, SqliteConfirmationStore, clos
 
 from .adapters.mcp_server_support import redis_server
 
-NOW = time.time()
 Store = SqliteConfirmationStore | RedisConfirmationStore
+NOW = time.time()
+"""Taken again as each test starts (`_now`): the stores expire records by the real clock, so a time
+taken at import would expire the records of a test a long suite reaches late."""
+
+
+@pytest.fixture(autouse=True)
+def _now(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(globals(), "NOW", time.time())
 
 
 def _record(pending_id: str) -> Record:
+    """A pending call that expires 1,000 s after its test started."""
     pending = PendingConfirmation(
         pending_id, "notes_delete", "Delete a note", {"note_id": "n1"}, "alice", NOW + 1000
     )

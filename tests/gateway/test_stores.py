@@ -42,6 +42,13 @@ from .sample_tools import ALL_TOOLS
 
 Opener = Callable[[Callable[[], float]], ConfirmationStore]
 NOW = time.time()
+"""The tests' clock, taken again as each test starts (`_now`): Redis expires a record by the server's
+own clock, so a time taken at import would expire the records of a test a long suite reaches late."""
+
+
+@pytest.fixture(autouse=True)
+def _now(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(globals(), "NOW", time.time())
 
 
 @pytest.fixture(params=["sqlite", "redis"])
@@ -72,7 +79,8 @@ def open_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Opene
         close_store(store)
 
 
-def _record(pending_id: str, expires_at: float = NOW + 1000, state: State = "pending") -> Record:
+def _record(pending_id: str, expires_at: float | None = None, state: State = "pending") -> Record:
+    expires_at = NOW + 1000 if expires_at is None else expires_at
     pending = PendingConfirmation(
         pending_id,
         "notes_delete",
