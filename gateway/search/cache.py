@@ -25,7 +25,9 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
-ENGINE_VERSION = "search-8"
+from .objects import ToolObjects
+
+ENGINE_VERSION = "search-9"
 """Changes whenever tokenisation, weights or the file layout change: old files are then ignored."""
 MAX_CACHED_INDEXES = 8
 """Files kept in a cache directory; the least recently used are removed beyond this."""
@@ -96,6 +98,11 @@ class IndexParts:
     impacts: array[float]
     vectors: Any = None  # numpy float32 (tools x dims) when the semantic layer is on
     vocabulary: Vocabulary | None = None  # with the vectors: the token ids of the tools' words
+    # What the tools' example requests teach (`ranking.Ranking`), read once when the index is built:
+    agreeing: bool = False  # some tool has example requests
+    example_verbs: dict[str, str] | None = None  # the verbs they open with, and their tools' action
+    markers: dict[str, str] | None = None  # the words that mark one category
+    objects: ToolObjects | None = None  # each tool's own object words (where `agreeing`)
 
     def check(self, tools: int) -> bool:
         """Whether the arrays are consistent with each other and with `tools` tools."""
@@ -107,6 +114,7 @@ class IndexParts:
             and (not self.ids or largest(self.ids) < tools)
             and (self.vectors is None or (self.vectors.ndim == 2 and len(self.vectors) == tools))
             and (self.vocabulary is None or self.vocabulary.check())
+            and (self.objects is None or self.objects.check(tools))
         )
 
 
@@ -190,8 +198,20 @@ def _decode(data: bytes, key: str, tools: int) -> IndexParts | None:
     if "words" in arrays:
         words = arrays["words"].tobytes().decode("utf-8").split("\n") if arrays["words"] else []
         vocabulary = Vocabulary(words, arrays["word_starts"], arrays["word_ids"], arrays.get("word_counts"))
+    objects = None
+    if "object_ids" in arrays:
+        objects = ToolObjects(list(header["object_words"]), arrays["object_starts"], arrays["object_ids"])
     parts = IndexParts(
-        header["terms"], arrays["starts"], arrays["ids"], arrays["impacts"], vectors, vocabulary
+        header["terms"],
+        arrays["starts"],
+        arrays["ids"],
+        arrays["impacts"],
+        vectors,
+        vocabulary,
+        agreeing=bool(header["agreeing"]),
+        example_verbs=dict(header["example_verbs"]),
+        markers=dict(header["markers"]),
+        objects=objects,
     )
     if not parts.check(tools):
         raise ValueError("inconsistent arrays")
@@ -211,6 +231,9 @@ def save(cache_dir: Path, key: str, tools: int, parts: IndexParts) -> None:
         "tools": tools,
         "byteorder": sys.byteorder,
         "terms": parts.terms,
+        "agreeing": parts.agreeing,
+        "example_verbs": parts.example_verbs or {},
+        "markers": parts.markers or {},
     }
     if parts.vectors is not None:
         import numpy as np
@@ -226,6 +249,10 @@ def save(cache_dir: Path, key: str, tools: int, parts: IndexParts) -> None:
         arrays.append(("word_ids", parts.vocabulary.ids))
         if parts.vocabulary.counts is not None:
             arrays.append(("word_counts", parts.vocabulary.counts))
+    if parts.objects is not None:
+        header["object_words"] = parts.objects.words
+        arrays.append(("object_starts", parts.objects.starts))
+        arrays.append(("object_ids", parts.objects.ids))
     header["arrays"] = [(name, arr.typecode, len(arr)) for name, arr in arrays]
     crc = 0
     for _, arr in arrays:

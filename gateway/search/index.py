@@ -30,7 +30,7 @@ from .boosts import EvenBoosts
 from .cache import IndexParts, default_cache_dir, fingerprint
 from .dense import DenseLayer
 from .postings import ACTION_MARK, field_texts, numpy_available, numpy_module, postings
-from .ranking import MAX_QUERY_CHARS, Ranking, blend_boosts
+from .ranking import MAX_QUERY_CHARS, Ranking, blend_boosts, users_words
 from .semantic import Vectors, dense_layer, embedder, embedding_text, param_names, semantic_available
 from .text import stem
 from .typos import Corrector
@@ -52,6 +52,7 @@ __all__ = ["CACHE_MIN_TOOLS", "MAX_QUERY_TERMS", "SearchIndex", "numpy_available
 
 def _build(tools: Sequence[ToolDefinition], rows: Sequence[tuple[str, ...]], semantic: bool) -> IndexParts:
     parts = postings(rows, [d.action for d in tools])
+    users_words(parts, tools)
     if semantic and tools:
         e = embedder()
         assert e is not None
@@ -130,12 +131,15 @@ class SearchIndex(Ranking):
                 ordered, semantic=semantic, vectorized=vectorized, dense=dense, dense_cache_dir=directory
             )
         rows = [field_texts(d) for d in ordered]
-        # The embedding also reads parameter names; a lazy model's stand-in (its search text) is
-        # already in the row.
+        # The embedding also reads parameter names (a lazy model's stand-in, its search text, is
+        # already in the row); ranking reads the required ones (`objects.acts_on_existing`).
         keyed = (
-            (row if d.is_lazy else (*row, param_names(d)) for row, d in zip(rows, ordered, strict=True))
-            if semantic
-            else rows
+            (
+                *row,
+                *([] if d.is_lazy or not semantic else [param_names(d)]),
+                ",".join(d.required_names()),
+            )
+            for row, d in zip(rows, ordered, strict=True)
         )
         model = embedder() if semantic else None
         key = fingerprint(keyed, semantic, model.model_id if model is not None else "")
@@ -163,7 +167,7 @@ class SearchIndex(Ranking):
         self._starts, self._ids, self._impacts = parts.starts, parts.ids, parts.impacts
         self._category = [d.category for d in tools]
         self._action = [d.action for d in tools]
-        self._read_users_words(tools)
+        self._read_users_words(parts)
         # Each score is scaled by its tool's rank_weight before anything is ranked, so a page holds
         # the same tools whatever its size; None when every weight is 1 (nothing to scale).
         weights = [d.rank_weight for d in tools]

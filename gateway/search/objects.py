@@ -9,9 +9,12 @@ and a request whose marked words all point to one category raises that category'
 
 from __future__ import annotations
 
+from array import array
 from collections import Counter
 from collections.abc import Collection, Iterable, Sequence
+from dataclasses import dataclass, field
 from itertools import pairwise
+from typing import Any
 
 from ..actions import ACTIONS, normalize_action
 from ..definition import ToolDefinition
@@ -77,15 +80,11 @@ def acts_on_existing(d: ToolDefinition) -> bool:
     return any(p == "id" or p.endswith(("_id", "_ids")) for p in required)
 
 
-def agreeing(
-    raw: Sequence[str], asked: Collection[str], objects: Sequence[frozenset[str]], actions: Sequence[str]
-) -> list[bool]:
-    """Per tool (its `tool_objects` and action), whether the action agreement holds for a request: an
-    order to make or send something new ("send Sam a note") does not agree with a tool that acts on
-    an existing one (a reply, sending a saved draft)."""
-    if not any(a in asked for a in MAKING) or not new_thing(raw):
-        return [True] * len(actions)
-    return [not (_EXISTING in o and a in MAKING) for o, a in zip(objects, actions, strict=True)]
+def new_order(raw: Sequence[str], asked: Collection[str]) -> bool:
+    """Whether a request orders something new made or sent ("send Sam a note"): then the action
+    agreement does not hold for a tool that acts on an existing item (a reply, sending a saved draft;
+    `ToolObjects.existing`)."""
+    return any(a in asked for a in MAKING) and new_thing(raw)
 
 
 def new_thing(raw: Sequence[str]) -> bool:
@@ -103,6 +102,73 @@ _EXISTING = "#existing"  # a tool that needs an existing item's id
 _INSIDE = "#in"  # a request about what is on or in the thing it names
 _CONTAINING = frozenset(["on", "in"])
 _NAMED = "="  # marks the last word of a tool's name, what it acts on ("list_tasks": task)  # a request about several ("show emails from Sam")
+
+
+@dataclass
+class ToolObjects:
+    """Every tool's `tool_objects`, as flat arrays an index caches: tool `i`'s words are
+    `words[k]` for `k` in `ids[starts[i]:starts[i + 1]]`. Built with the index (`of`), so that starting
+    and searching read no tool's schema; a tool's set is made only when a request asks about it."""
+
+    words: list[str]
+    starts: array[int]
+    ids: array[int]
+    _np: Any = field(default=None, repr=False)
+    _inverted: Any = field(default=None, repr=False)  # (code by word, tools by word, each word's start)
+    _existing: Any = field(default=None, repr=False)
+
+    @classmethod
+    def of(cls, tools: Iterable[ToolDefinition]) -> ToolObjects:
+        codes: dict[str, int] = {}
+        starts, ids = array("I", [0]), array("I")
+        for d in tools:
+            ids.extend(sorted(codes.setdefault(w, len(codes)) for w in tool_objects(d)))
+            starts.append(len(ids))
+        return cls(list(codes), starts, ids)
+
+    def __len__(self) -> int:
+        return len(self.starts) - 1
+
+    def __getitem__(self, i: int) -> frozenset[str]:
+        words = self.words
+        return frozenset(words[k] for k in self.ids[self.starts[i] : self.starts[i + 1]])
+
+    def check(self, tools: int) -> bool:
+        """Whether the arrays are consistent with each other and with `tools` tools."""
+        return (
+            len(self.starts) == tools + 1
+            and self.starts[0] == 0
+            and self.starts[-1] == len(self.ids)
+            and all(a <= b for a, b in pairwise(self.starts))
+            and (not self.ids or max(self.ids) < len(self.words))
+        )
+
+    def holding(self, np: Any, wanted: Collection[str]) -> Any:
+        """The tools (numpy ids, ascending) whose words include any of `wanted`: from a map of each
+        word's tools, made on the first request that needs it."""
+        if self._inverted is None:
+            ids = np.frombuffer(self.ids, dtype=np.uint32) if self.ids else np.zeros(0, np.uint32)
+            owners = np.repeat(np.arange(len(self), dtype=np.int64), np.diff(np.asarray(self.starts)))
+            order = np.argsort(ids, kind="stable")
+            bounds = np.searchsorted(ids[order], np.arange(len(self.words) + 1))
+            codes = {w: k for k, w in enumerate(self.words)}
+            self._inverted = (codes, owners[order], bounds)
+        codes, tools, bounds = self._inverted
+        parts = [tools[bounds[k] : bounds[k + 1]] for w in wanted if (k := codes.get(w)) is not None]
+        return np.unique(np.concatenate(parts)) if parts else np.zeros(0, np.int64)
+
+    def existing(self, np: Any) -> Any:
+        """Which tools act on an existing item (numpy booleans, made once)."""
+        if self._existing is None:
+            self._existing = np.zeros(len(self), dtype=bool)
+            self._existing[self.holding(np, [_EXISTING])] = True
+        return self._existing
+
+    def existing_list(self) -> list[bool]:
+        """Which tools act on an existing item, without numpy."""
+        code = self.words.index(_EXISTING) if _EXISTING in self.words else -1
+        starts, ids = self.starts, self.ids
+        return [code in ids[starts[i] : starts[i + 1]] for i in range(len(self))]
 
 
 def tool_objects(d: ToolDefinition) -> frozenset[str]:

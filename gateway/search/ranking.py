@@ -13,7 +13,16 @@ from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
 from ..definition import ToolDefinition
-from .objects import agreeing, asked_category, category_markers, names_object, request_object, tool_objects
+from .cache import IndexParts
+from .objects import (
+    MAKING,
+    ToolObjects,
+    asked_category,
+    category_markers,
+    names_object,
+    new_order,
+    request_object,
+)
 from .semantic import Vectors
 from .text import words
 from .unsaid import meant
@@ -37,6 +46,16 @@ MAX_QUERY_CHARS = 4096
 """Longer queries are cut here: no request for a tool needs more, and a hostile one costs no more."""
 
 
+def users_words(parts: IndexParts, tools: Sequence[ToolDefinition]) -> None:
+    """What the tools' example requests teach, when some have them (`ACTION_AGREEMENT`), into `parts`:
+    the verbs they open with, the words that mark each category, each tool's own object words (which
+    read no schema: `objects.acts_on_existing`). Once, as the index is built; the cache keeps it."""
+    parts.agreeing = any(d.example_requests for d in tools)
+    parts.example_verbs = example_verbs(tools) if parts.agreeing else {}
+    parts.markers = category_markers(tools) if parts.agreeing else {}
+    parts.objects = ToolObjects.of(tools) if parts.agreeing else None
+
+
 class Ranking:
     """The scoring half of `SearchIndex`: it reads the arrays `SearchIndex` sets up."""
 
@@ -49,7 +68,7 @@ class Ranking:
     _action: list[str]
     _example_verbs: dict[str, str]
     _markers: dict[str, str]
-    _objects: list[frozenset[str]]
+    _objects: ToolObjects | None
     _agreeing: bool
     _weights: list[float] | None
     _codes: dict[str, tuple[dict[str, int], Any]]
@@ -62,14 +81,12 @@ class Ranking:
     def __len__(self) -> int:
         return len(self._names)
 
-    def _read_users_words(self, tools: Sequence[ToolDefinition]) -> None:
-        """What the tools' example requests teach, when some have them (`ACTION_AGREEMENT`): the
-        verbs they open with, the words that mark each category, each tool's own object words."""
-        self._agreeing = any(d.example_requests for d in tools)
-        self._example_verbs = example_verbs(tools)
-        self._markers = category_markers(tools)
-        # Read only where the catalog agrees at all (`_named`, `_not_new`); no schema is read.
-        self._objects = [tool_objects(d) for d in tools] if self._agreeing else []
+    def _read_users_words(self, parts: IndexParts) -> None:
+        """What the tools' example requests teach (`users_words`, read when the index was built)."""
+        self._agreeing = parts.agreeing
+        self._example_verbs = parts.example_verbs or {}
+        self._markers = parts.markers or {}
+        self._objects = parts.objects
 
     def _page_python(
         self,
@@ -108,7 +125,7 @@ class Ranking:
             raised = 1.0 + OBJECT_AGREEMENT
             scores = {i: s * raised if category[i] == about else s for i, s in scores.items()}
         named = self._named(query)
-        if named:
+        if named and self._objects is not None:
             objects, levels = self._objects, (1.0, 1.0 + NAMED_OBJECT, (1.0 + NAMED_OBJECT) ** 2)
             scores = {i: s * levels[names_object(named, objects[i])] for i, s in scores.items()}
         if names:
@@ -204,8 +221,21 @@ class Ranking:
         return dict.fromkeys((*asked, learned) if learned else asked, 1.0 + ACTION_AGREEMENT)
 
     def _not_new(self, query: str, agree: dict[str, float]) -> list[bool]:
-        """Per tool, whether the action agreement holds ("send Sam a note" is no reply: `objects.agreeing`)."""
-        return agreeing(phrasal(words(query[:MAX_QUERY_CHARS])), agree, self._objects, self._action)
+        """Per tool, whether the action agreement holds ("send Sam a note" is no reply: `objects.new_order`)."""
+        if self._objects is None or not new_order(phrasal(words(query[:MAX_QUERY_CHARS])), agree):
+            return [True] * len(self._action)
+        making = MAKING
+        return [
+            not (e and a in making) for e, a in zip(self._objects.existing_list(), self._action, strict=True)
+        ]
+
+    def _not_new_numpy(self, query: str, agree: dict[str, float]) -> Any:
+        """`_not_new` as numpy booleans, or None when it holds for every tool."""
+        if self._objects is None or not new_order(phrasal(words(query[:MAX_QUERY_CHARS])), agree):
+            return None
+        codes, actions = self._action_codes()
+        making = self._np.isin(actions, [codes[a] for a in MAKING if a in codes])
+        return ~(self._objects.existing(self._np) & making)
 
     def _object(self, query: str) -> str | None:
         """The category the request's nouns point to, when the catalog has markers (`objects`)."""
@@ -221,19 +251,26 @@ class Ranking:
         codes, actions = self._action_codes()
         asked = self._np.zeros(len(codes) + 1, dtype=bool)
         asked[[codes[name] for name in agree if name in codes]] = True
-        return asked[actions] & self._np.asarray(self._not_new(query, agree))
+        kept = self._not_new_numpy(query, agree)
+        return asked[actions] if kept is None else asked[actions] & kept
 
     def _agreed(self, query: str, ids: Any, scores: Any, raised: Any) -> Any:
         """`scores` of the tools `ids` raised by the action (`raised`) and object agreements (numpy)."""
         if raised is not None:
             scores = scores * self._np.where(raised[ids], 1.0 + ACTION_AGREEMENT, 1.0)
+        np = self._np
         about = self._object(query)
         if about is not None:
-            in_category = self._np.asarray([c == about for c in self._category])
-            scores = scores * self._np.where(in_category[ids], 1.0 + OBJECT_AGREEMENT, 1.0)
+            codes, categories = self._category_codes()
+            in_category = categories[ids] == codes.get(about, -1)
+            scores = scores * np.where(in_category, 1.0 + OBJECT_AGREEMENT, 1.0)
         named = self._named(query)
-        if named:
-            says = self._np.asarray([names_object(named, o) for o in self._objects])
+        if named and self._objects is not None:
+            # Only the tools whose own words say one of the request's can be raised: those are asked.
+            objects = self._objects
+            naming = objects.holding(np, named)
+            says = np.zeros(len(self._names), dtype=np.int8)
+            says[naming] = [names_object(named, objects[i]) for i in naming.tolist()]
             scores = scores * (1.0 + NAMED_OBJECT) ** says[ids]
         return scores
 
@@ -248,6 +285,14 @@ class Ranking:
         if not self._agreeing:
             return frozenset()
         return frozenset(request_object(phrasal(words(query[:MAX_QUERY_CHARS]))))
+
+    def _category_codes(self) -> tuple[dict[str, int], Any]:
+        """Each category's code, and every tool's category code (numpy), built on first use."""
+        codes = self._codes.get("category")
+        if codes is None:
+            names = {c: n for n, c in enumerate(sorted(set(self._category)))}
+            codes = self._codes["category"] = (names, self._np.asarray([names[c] for c in self._category]))
+        return codes
 
     def _action_codes(self) -> tuple[dict[str, int], Any]:
         """Each action's code, and every tool's action code (numpy), built on first use."""

@@ -8,7 +8,7 @@ from dataclasses import replace
 import pytest
 
 from gateway.search import SearchIndex, semantic_available
-from gateway.search.objects import agreeing, names_object, request_object, tool_objects
+from gateway.search.objects import names_object, request_object, tool_objects
 from gateway.search.text import words
 from gateway.search.unsaid import everyday, meant, unsaid
 from gateway.search.verbs import phrasal
@@ -98,11 +98,15 @@ def test_a_tool_named_after_a_longer_word_is_about_another_thing() -> None:
 
 
 def test_an_order_for_something_new_does_not_agree_with_a_tool_that_needs_an_existing_one() -> None:
-    objects, actions = [tool_objects(d) for d in CATALOG], [d.action for d in CATALOG]
+    index = SearchIndex(CATALOG, semantic=False)
 
     def agreed(request: str) -> dict[str, bool]:
-        kept = agreeing(phrasal(words(request)), {"send": 1.5}, objects, actions)
-        return {d.name: k for d, k in zip(CATALOG, kept, strict=True)}
+        kept = index._not_new(request, {"send": 1.5})
+        if index._np is not None:  # the numpy path agrees with the pure-Python one
+            vectorized = index._not_new_numpy(request, {"send": 1.5})
+            assert ([True] * len(kept) if vectorized is None else [bool(v) for v in vectorized]) == kept
+        tools = sorted(CATALOG, key=lambda d: d.name)  # the index's order
+        return {d.name: k for d, k in zip(tools, kept, strict=True)}
 
     new = agreed("shoot Kim a message about lunch")
     assert not new["gmail_reply"] and not new["gmail_send_draft"] and new["gmail_send_message"]
