@@ -1,9 +1,6 @@
 """Tool definitions: one vendor-neutral description of a tool, and the decorator that makes one.
 
 A params model's JSON schema and the validation of a call's arguments live in `arguments`.
-
-Longer than 400 lines because `ToolDefinition.__init__` is written out (see there), so every field
-is named four times: the dataclass, `__init__`, `@tool` and the definition built from its spec.
 """
 
 from __future__ import annotations

@@ -16,9 +16,10 @@ import gateway
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 ARCHITECTURE = (ROOT / "docs" / "architecture.md").read_text()
-MAX_LINES = 400
-# A module past MAX_LINES says why at its top, in a sentence that starts like this.
-LONG_MODULE_REASON = "Longer than 400 lines because"
+MAX_LINES = 800
+# A module past MAX_LINES (STYLE.md: past 800 lines, ask whether it holds two concerns) says why at
+# its top, in a sentence that starts like this. Modules are split by concern, never by length.
+LONG_MODULE_REASON = "Longer than 800 lines because"
 
 _IMPORT = re.compile(r"^\s*from ((?:gateway|services)(?:\.\w+)*) import (?:\(([^)]*)\)|([\w, ]+)$)", re.M)
 _DOTTED = re.compile(r"`((?:gateway|services)(?:\.\w+)+)`")
