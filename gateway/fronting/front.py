@@ -231,7 +231,10 @@ class Front:
             verb=to_name(tool.name),
             summary=_summary(text, fallback),
             description=text,
-            params=schema_params(_model_name(name), schema),
+            # The schema was checked above; its model (a validator over a copy) is made on first use,
+            # so a server of thousands of tools costs one check each, not a model each.
+            params=_lazy_params(_model_name(name), schema),
+            required_params=_required(schema),
             handler=self._handler(server, tool.name, name),
             read_only=read_only,
             destructive=None if read_only else not (trusted and tool.destructive_hint is False),
@@ -363,6 +366,19 @@ def _action(upstream_name: str, read_only: bool) -> str:
 def _summary(text: str, fallback: str) -> str:
     line = next((ln.strip() for ln in text.splitlines() if ln.strip() and ln.strip() != REMOVED), fallback)
     return line if len(line) <= MAX_SUMMARY_LENGTH else line[: MAX_SUMMARY_LENGTH - 3].rstrip() + "..."
+
+
+def _lazy_params(model_name: str, schema: Mapping[str, Any]) -> Callable[[], type[SchemaParams]]:
+    def params() -> type[SchemaParams]:
+        return schema_params(model_name, schema)
+
+    return params
+
+
+def _required(schema: Mapping[str, Any]) -> tuple[str, ...]:
+    """The schema's required property names (`ToolDefinition.required_params`)."""
+    required = schema.get("required")
+    return tuple(r for r in required if isinstance(r, str)) if isinstance(required, list) else ()
 
 
 def _model_name(name: str) -> str:

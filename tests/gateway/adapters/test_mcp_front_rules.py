@@ -9,12 +9,14 @@ from typing import Any
 
 import pytest
 
-from gateway import Catalog, ConfigError, Gateway, Policy, Rule, render, run_sync
+from gateway import Catalog, ConfigError, Gateway, Policy, Principal, Rule, render, run_sync
+from gateway.fronting import front as front_module
 from gateway.fronting.config import FrontConfig, ServerSettings, load_front_config
 from gateway.fronting.front import Front, Report, ToolsListener, UpstreamTool
 from gateway.fronting.untrusted import PinStore, clean_schema, clean_text
 from gateway.schema_params import schema_params, schema_problems
 
+from ...work_counts import counted
 from ..sample_tools import ALL_TOOLS
 
 ADD = UpstreamTool(
@@ -276,7 +278,46 @@ def test_a_tool_removed_since_it_was_validated_is_not_called(tmp_path: Path) -> 
     stale = live.by_name["calc_add_numbers"]
     connector.publish("calc", [])
     result = run_sync(gw.invoke("calc_add_numbers", {"a": 1, "b": 2}))
-    params = stale.params.model_validate({"a": 1, "b": 2})
+    params = stale.model.model_validate({"a": 1, "b": 2})
     with pytest.raises(Exception, match="changed or was removed"):
         run_sync(stale.handler(params))
     assert result.error is not None and result.error.code == "unknown_tool" and connector.calls == []
+
+
+def test_a_server_of_thousands_of_tools_is_discovered_without_making_a_model(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each fronted tool's schema is checked once as it arrives; its model is made when it is asked
+    for (`tests.work_counts`): a server of 3,000 tools costs no model at discovery."""
+    live = Catalog()
+    _, connector = make_front(tmp_path, live)
+    many = [
+        UpstreamTool(
+            name=f"get_record_{n}",
+            description=f"Read record {n} of the ledger.",
+            input_schema={
+                "type": "object",
+                "properties": {"record_id": {"type": "string"}},
+                "required": ["record_id"],
+            },
+            read_only_hint=True,
+        )
+        for n in range(3_000)
+    ]
+    work = counted(monkeypatch)
+    made = front_module.schema_params
+
+    def making(name: str, schema: Mapping[str, Any]) -> Any:
+        work["validators"] += 1  # a model over the schema, eager or lazy
+        return made(name, schema)
+
+    monkeypatch.setattr(front_module, "schema_params", making)
+    connector.publish("calc", many)
+    gw = Gateway(live)
+    assert [t["name"] for t in gw.discover(Principal(), query="read record 1234")["tools"][:1]] == [
+        "calc_get_record_1234"
+    ]
+    assert live.by_name["calc_get_record_7"].required_names() == ("record_id",)
+    assert work == {}
+    assert gw.schema(Principal(), "calc_get_record_7")["parameters"]["required"] == ["record_id"]
+    assert work == {"models": 1, "schemas": 1, "validators": 1}
