@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import getpass
 import shutil
 import sys
@@ -45,18 +46,23 @@ class TerminalApprover:
     def __init__(self, assume_yes: bool) -> None:
         self.assume_yes = assume_yes
         self.asked_nobody = False
+        self.stdin_taken = False
+        """The call's parameters came on stdin: the question goes to the terminal itself (/dev/tty)."""
         self.decided_by = terminal_operator()
 
     def __call__(self, pending: PendingConfirmation) -> bool:
-        print(wrapped(pending.preview, "Confirmation needed: "), file=sys.stderr)
+        print(wrapped(pending.preview, "gateway: confirmation needed: ", "gateway:   "), file=sys.stderr)
         if self.assume_yes:
-            print("Approved by --yes.", file=sys.stderr)
+            print("gateway: approved by --yes.", file=sys.stderr)
             return True
-        if not sys.stdin.isatty():
-            self.asked_nobody = True
-            print(f"{NO_TERMINAL.rstrip('.')}; pass --yes to approve.", file=sys.stderr)
-            return False
-        return answered_yes("Run it? [y/N] ")  # Ctrl-C declines at once
+        if sys.stdin.isatty():
+            return answered_yes("gateway: run it? [y/N] ")  # Ctrl-C declines at once
+        if self.stdin_taken:
+            with contextlib.suppress(OSError), open("/dev/tty", encoding="utf-8", errors="replace") as tty:
+                return answered_yes("gateway: run it? [y/N] ", tty)
+        self.asked_nobody = True
+        print(f"gateway: {NO_TERMINAL.rstrip('.')}; pass --yes to approve.", file=sys.stderr)
+        return False
 
 
 def terminal_approver(assume_yes: bool) -> TerminalApprover:

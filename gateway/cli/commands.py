@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import sys
 import time
 from typing import Any
 
@@ -100,12 +101,33 @@ def invoke(gw: Gateway, ctx: ToolContext, args: argparse.Namespace, approver: Te
             f"{args.tool_name} is a meta-tool, for models; on the command line its work is done by "
             "'gateway discover [WORDS]', 'gateway schema NAME' and 'gateway invoke NAME PARAMETERS'"
         )
-    result = run_sync(gw.invoke(args.tool_name, args.parameters, context=ctx))
+    parameters = args.parameters
+    if parameters == "-":  # a JSON object on stdin: no argument limit of the shell (128 KiB)
+        parameters = _parameters_from_stdin()
+        if approver is not None:
+            approver.stdin_taken = True  # a confirmation is asked on the terminal itself
+    result = run_sync(gw.invoke(args.tool_name, parameters, context=ctx))
     if approver is not None and approver.asked_nobody:
         result = not_approved_without_a_terminal(result)
     if not args.json:
         result = for_a_person(result, gw, ctx.principal, tool_name=args.tool_name)
     return print_result(result)
+
+
+MAX_STDIN_BYTES = 16 * 2**20
+"""`gateway invoke TOOL -` reads at most this much; the gateway then holds the call to its own limits."""
+
+
+def _parameters_from_stdin() -> str:
+    if sys.stdin.isatty():
+        note("reading the parameters from the terminal: a JSON object, then Ctrl-D")
+    data = sys.stdin.buffer.read(MAX_STDIN_BYTES + 1)
+    if len(data) > MAX_STDIN_BYTES:
+        raise UserError(f"the parameters on stdin are over {MAX_STDIN_BYTES // 2**20} MiB")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UserError(f"the parameters on stdin are not UTF-8 (byte {exc.start})") from None
 
 
 def served(settings: Settings) -> str:

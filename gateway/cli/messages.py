@@ -16,7 +16,7 @@ import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TextIO
 
 from ..context import ErrorInfo, Principal, ToolResult
 from ..engine import Gateway
@@ -36,8 +36,10 @@ NOTHING_MATCHED_STEP = (
 NO_TERMINAL = "Not approved: there was no terminal to ask on."
 
 
-def answered_yes(question: str) -> bool:
+def answered_yes(question: str, terminal: TextIO | None = None) -> bool:
     """Whether the person at the terminal answers `question` yes; Ctrl-C or end of input is no, at once.
+
+    `terminal`: where the answer is read when stdin is not the terminal (the terminal itself, /dev/tty).
 
     Under `asyncio.run` Ctrl-C only cancels the running task, which waits for `input` to return:
     while the question is asked, Ctrl-C interrupts it instead.
@@ -45,7 +47,13 @@ def answered_yes(question: str) -> bool:
     main = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGINT, signal.default_int_handler) if main else None
     try:
-        answer = input(question)
+        if terminal is None:
+            answer = input(question)
+        else:
+            print(question, end="", file=sys.stderr, flush=True)
+            answer = terminal.readline()
+            if not answer:
+                raise EOFError
     except (KeyboardInterrupt, EOFError):
         print(file=sys.stderr)  # end the question's line
         return False

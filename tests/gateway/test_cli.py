@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import subprocess
 import sys
@@ -46,6 +47,39 @@ def test_invoke_runs_a_safe_tool(config: Path, capsys: pytest.CaptureFixture[str
     assert code == 0 and json.loads(out) == {"id": "n1", "title": "milk"}
 
 
+def _stdin(monkeypatch: pytest.MonkeyPatch, data: bytes) -> None:
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data), encoding="utf-8"))
+
+
+def test_invoke_reads_the_parameters_from_stdin_with_a_dash(
+    config: Path, capsys: pytest.CaptureFixture[str], calls: Calls, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    document = json.dumps({"title": "milk"}, indent=60_000)  # 120 KB: a file piped in, not an argument
+    _stdin(monkeypatch, document.encode())
+    code, out, _ = run(capsys, "invoke", "notes_create", "-")
+    assert code == 0 and json.loads(out) == {"id": "n1", "title": "milk"}
+
+
+def test_invoke_from_stdin_says_what_is_wrong_with_the_bytes(
+    config: Path, capsys: pytest.CaptureFixture[str], calls: Calls, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _stdin(monkeypatch, b'{"title": "' + bytes([0xFF]) + b'"}')
+    code, _, err = run(capsys, "invoke", "notes_create", "-")
+    assert code == 2 and err.strip() == "gateway: the parameters on stdin are not UTF-8 (byte 11)"
+    assert calls == []
+
+
+def test_a_destructive_invoke_from_stdin_is_asked_on_the_terminal_or_declined(
+    config: Path, capsys: pytest.CaptureFixture[str], calls: Calls, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With the parameters on stdin, the question goes to /dev/tty; with no terminal at all (as here,
+    under pytest), the call is declined and every line says who is speaking."""
+    _stdin(monkeypatch, b'{"note_id": "n1"}')
+    code, _, err = run(capsys, "invoke", "notes_delete", "-")
+    assert code == 3 and calls == []
+    assert all(line.startswith("gateway: ") for line in err.splitlines()), err
+
+
 def test_invoke_with_bad_json_exits_non_zero(
     config: Path, capsys: pytest.CaptureFixture[str], calls: Calls
 ) -> None:
@@ -81,7 +115,7 @@ def test_the_prompt_is_not_asked_when_terminals_may_not_approve_and_the_call_wai
 ) -> None:
     config.write_text(config.read_text() + '\n[confirmation]\napprovers = ["console"]\n')
     _, out, err = run(capsys, "invoke", "notes_delete", '{"note_id": "n1"}', "--yes")
-    assert calls == [] and "Approved by --yes." not in err
+    assert calls == [] and "approved by --yes." not in err
     assert json.loads(out)["status"] == "confirmation_required"
 
 

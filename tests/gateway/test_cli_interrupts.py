@@ -233,7 +233,7 @@ def test_ctrl_c_at_the_approval_prompt_declines_at_once(home: Path) -> None:
         os.close(child)
         seen = bytearray()
         try:
-            _read_until(main, "Run it? [y/N] ", seen, line=False)  # input() asks: no newline yet
+            _read_until(main, "gateway: run it? [y/N] ", seen, line=False)  # input() asks: no newline yet
             _wait_until_blocked(process.pid)  # reading the answer, as a person takes time to type
             process.send_signal(signal.SIGINT)  # what Ctrl-C at the terminal sends
             code = process.wait(timeout=DEADLINE)  # and nobody presses Enter

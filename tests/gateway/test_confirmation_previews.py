@@ -47,8 +47,8 @@ def test_the_terminal_prompt_of_gateway_invoke_shows_a_padded_value_in_full(
     code = main(["invoke", "notes_delete", json.dumps({"note_id": PADDED}), "--yes"])
     err = capsys.readouterr().err.splitlines()
     assert code == 0
-    block = err[: err.index("Approved by --yes.")]
-    shown = _unwrapped(block, "Confirmation needed: ")
+    block = err[: err.index("gateway: approved by --yes.")]
+    shown = _unwrapped(block, "gateway: confirmation needed: ", "gateway:   ")
     assert shown == f"Delete a note for good [notes_delete] with note_id={json.dumps(PADDED)}"
 
 
