@@ -36,6 +36,7 @@ from ..meta_tools import Backend as MetaBackend
 from ..meta_tools import DiscoverParams
 from ..rendering import error_info, to_jsonable
 from . import text
+from .imports import ALLOWED, refused_import
 from .paused import Paused, PausedPrograms, Program
 from .sandbox import Asked, Failed, Finished, Limits, Run, Sandbox, Step
 
@@ -118,6 +119,13 @@ class Programs:
 
     async def _start(self, program: Program) -> ToolResult:
         began = time.monotonic()
+        if (refused := refused_import(program.code)) is not None:
+            line, source, module = refused
+            message = f"{module} cannot be imported here: only {', '.join(ALLOWED)}"
+            info = text.program_error(
+                line, source, error_type="ImportError", message=message, calls=(), failed=None
+            )
+            return _error(program.ctx, info)
         try:
             run, step = await self.sandbox.start(program.code)
         except TimeoutError:  # every worker busy for as long as the program may run

@@ -193,3 +193,39 @@ def test_enabling_code_mode_without_the_sandbox_installed_says_what_to_install(
     with pytest.raises(UserError, match=r"pip install 'metatool-gateway\[code\]'"):
         enable(gw, CODE)
     assert [d.name for d in gw.meta] == ["discover_tools", "get_tool_schema", "invoke_tool"]
+
+
+@pytest.mark.parametrize(
+    "program",
+    [
+        "import os\nos.listdir('/')",
+        "x = 1\nfrom pathlib import Path\nPath('/etc/passwd')",
+        "import json, sys",
+        "__import__('sys')",
+        "__import__(''.join(['o', 's']))",
+        "from . import secrets",
+    ],
+)
+def test_an_import_beyond_the_four_the_description_names_is_refused_before_anything_runs(
+    coded: Any, calls: Calls, program: str
+) -> None:
+    """run_code's description promises no imports beyond json, re, math and datetime: the sandbox
+    knows more modules, but the program is held to the text the model read."""
+    gw, _, _ = coded
+    assert (
+        "imports beyond json, re, math and datetime"
+        in next(d for d in gw.meta if d.name == "run_code").description
+    )
+    result = run(gw, program)
+    assert result.error is not None and result.error.code == "program_error"
+    assert "cannot be imported here: only json, re, math, datetime" in result.error.message
+    assert result.error.message.endswith("No call had run.") and calls == []
+
+
+def test_the_four_modules_import(coded: Any) -> None:
+    gw, _, _ = coded
+    result = run(
+        gw,
+        "import json, re, math\nfrom datetime import date\njson.dumps([math.floor(2.5), date(2026, 1, 2).day])",
+    )
+    assert result.status == "ok" and result.output["result"] == "[2, 2]"
