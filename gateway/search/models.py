@@ -18,10 +18,12 @@ import hashlib
 import json
 import logging
 import os
+import socket
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from ..errors import UserError
 from ..files import write_json_atomic
@@ -209,6 +211,27 @@ def verified(reference: ModelReference, record: Path | None = None) -> dict[str,
     return files
 
 
+DEFAULT_ENDPOINT = "https://huggingface.co"
+_PROXIES = ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy")
+
+
+def unreachable(endpoint: str, timeout: float = 5.0) -> str | None:
+    """Why the hub at `endpoint` cannot be reached in one try (its name unknown, nothing listening,
+    no route), or None: a machine with no network says so at once instead of after half a minute of
+    retries. Through a proxy (the usual variables), the proxy is left to say."""
+    url = urlsplit(endpoint)
+    if url.hostname is None or any(os.environ.get(v) for v in _PROXIES):
+        return None
+    port = url.port or (443 if url.scheme == "https" else 80)
+    try:
+        socket.create_connection((url.hostname, port), timeout=timeout).close()
+    except socket.gaierror as exc:
+        return f"the name {url.hostname} is unknown here: {exc.strerror or exc}"
+    except OSError as exc:
+        return exc.strerror or type(exc).__name__
+    return None
+
+
 def pull(reference: ModelReference, record: Path | None = None) -> dict[str, tuple[Path, str]]:
     """Download the model's files into the Hugging Face cache (or check those in `reference.path`),
     verify each, and remember them as verified. Honours HF_ENDPOINT, HF_HUB_OFFLINE, HF_HOME and
@@ -225,6 +248,15 @@ def pull(reference: ModelReference, record: Path | None = None) -> dict[str, tup
         from huggingface_hub import hf_hub_download
         from huggingface_hub.errors import HfHubHTTPError, OfflineModeIsEnabled
 
+        endpoint = os.environ.get("HF_ENDPOINT") or DEFAULT_ENDPOINT
+        if os.environ.get("HF_HUB_OFFLINE") != "1" and (why := unreachable(endpoint)) is not None:
+            raise ModelUnavailable(
+                f"could not download {reference.name}: {endpoint} is not reachable ({why}); connect this "
+                "machine, or set HF_ENDPOINT to a mirror, or copy the files and set [search.dense] path"
+            )
+        # A fault during a download is retried by huggingface_hub; its lines about each try would
+        # bury the one line said here.
+        logging.getLogger("huggingface_hub").setLevel(logging.ERROR)
         for name in LOADED_FILES:
             try:
                 hf_hub_download(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -278,3 +279,20 @@ def test_the_hub_cache_is_where_huggingface_hub_puts_it(variables: dict[str, str
         [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True, timeout=60
     ).stdout.splitlines()
     assert ours == theirs
+
+
+def test_model_pull_with_no_network_is_one_line_at_once(tiny_model_dir: Path, tmp_path: Path) -> None:
+    """A hub nobody answers for (here: a loopback port with nothing listening) is said in one line
+    after one try, not after huggingface_hub's retries and their lines."""
+    reference = tiny_bert.reference(tiny_model_dir)
+    config = tmp_path / "gateway.toml"
+    config.write_text(config_for(reference, path=False))
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    pulled = _gateway("model", "pull", config=config, home=tmp_path, endpoint=f"http://127.0.0.1:{port}")
+    assert pulled.returncode == 2
+    (line,) = pulled.stderr.strip().splitlines()
+    assert line.startswith(f"gateway: could not download tests/tiny-bert@{reference.revision[:12]}: ")
+    assert f"http://127.0.0.1:{port} is not reachable (Connection refused)" in line
+    assert "HF_ENDPOINT" in line
