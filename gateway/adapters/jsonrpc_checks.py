@@ -13,16 +13,11 @@ message is checked here first, before the SDK sees it:
 
 from __future__ import annotations
 
-import os
-from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
-from contextlib import asynccontextmanager
+from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
-import anyio
 import mcp_types as types
 import pydantic_core
-from mcp.server.stdio import stdio_server
-from mcp.shared.message import SessionMessage
 from mcp_types.version import SUPPORTED_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
@@ -68,7 +63,7 @@ def check(raw: str | bytes) -> types.JSONRPCError | None:
     return None
 
 
-def _is_response(raw: str) -> bool:
+def is_response(raw: str) -> bool:
     try:
         message = pydantic_core.from_json(raw)
     except ValueError:
@@ -184,46 +179,3 @@ async def _answer(send: Send, error: types.JSONRPCError) -> None:
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
     await send({"type": "http.response.start", "status": 400, "headers": headers})
     await send({"type": "http.response.body", "body": body})
-
-
-@asynccontextmanager
-async def checked_stdio() -> AsyncIterator[tuple[Any, Any]]:
-    """The SDK's stdio transport, every line checked first: a malformed one is answered, not dropped.
-
-    Like the SDK's own, it moves the wire off fd 0 (which then reads the null device), so a tool's
-    child process never reads a client's messages.
-    """
-    wire = os.dup(0)
-    null = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(null, 0)
-    os.close(null)
-    lines = anyio.wrap_file(os.fdopen(wire, "r", encoding="utf-8", errors="replace"))
-    answers: list[Any] = []  # the write stream, once the SDK has made it
-
-    async def checked() -> AsyncIterator[str]:
-        async for line in lines:
-            if not line.strip():
-                continue
-            error = check(line)
-            if error is None:
-                yield line
-            elif answers and not _is_response(line):  # a response is never answered, even a broken one
-                await answers[0].send(SessionMessage(error))
-
-    try:
-        stdin: Any = _Lines(checked())  # read as lines only, which is all `stdio_server` does with it
-        async with stdio_server(stdin=stdin) as (read_stream, write_stream):
-            answers.append(write_stream)
-            yield read_stream, write_stream
-    finally:
-        await lines.aclose()
-
-
-class _Lines:
-    """An async iterable of lines, as `stdio_server` reads its `stdin`."""
-
-    def __init__(self, lines: AsyncIterator[str]) -> None:
-        self._lines = lines
-
-    def __aiter__(self) -> AsyncIterator[str]:
-        return self._lines

@@ -44,11 +44,11 @@ from ..stores import resolve_auto_store
 from ..usage import NO_SESSION
 from . import mcp
 from .admin import approval_hint, metrics_route
-from .jsonrpc_checks import checked_stdio
 from .listening import listening_socket
 from .mcp_calls import REQUEST_CANCELLED, RunningCalls, register, with_progress
 from .mcp_elicitation import Elicitation
 from .mcp_http import serve_http
+from .mcp_stdio import checked_stdio
 from .mcp_toolsets import ToolsetServer, bound_token, confined, token_entries, token_toolsets
 from .oauth import MappedToken, check_resource
 from .origins import allowed_hosts

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
 from pathlib import Path
 
 import anyio
@@ -165,3 +167,47 @@ def test_deny_mode_refuses_without_asking(tmp_path: Path) -> None:
 
     anyio.run(scenario)
     assert human.asked == []
+
+
+def test_requests_piped_in_before_stdin_closes_are_all_answered(tmp_path: Path) -> None:
+    """A client that writes its requests and closes its end at once (`... | gateway serve`, a
+    script) gets an answer to each, the last tool call included, before the server exits."""
+    config = write_config(tmp_path)
+    params = stdio_server(config)
+    lines = [
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "1"},
+            },
+        },
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+        *(
+            {
+                "jsonrpc": "2.0",
+                "id": 3 + n,
+                "method": "tools/call",
+                "params": {"name": "discover_tools", "arguments": {"query": "create a note"}},
+            }
+            for n in range(3)
+        ),
+    ]
+    done = subprocess.run(
+        [params.command, *params.args],
+        input="".join(json.dumps(line) + "\n" for line in lines),
+        env=params.env,
+        cwd=params.cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    answers = [json.loads(line) for line in done.stdout.splitlines()]
+    assert done.returncode == 0, done.stderr
+    assert sorted(a["id"] for a in answers) == [1, 2, 3, 4, 5]
+    assert all("result" in a for a in answers)
