@@ -11,6 +11,8 @@ from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 
+from tests import prepare
+
 ROOT = Path(__file__).resolve().parents[1]
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
 LOCK = (ROOT / "requirements-dev.lock").read_text()
@@ -43,12 +45,20 @@ def test_the_lock_pins_every_package_of_the_dev_extra_and_the_build_with_hashes(
     assert all(hashes for _, hashes in pins.values())
 
 
-def test_ci_installs_from_the_lock_and_requires_hashes() -> None:
-    run = (ROOT / ".ci" / "run").read_text()
-    assert "pip install --quiet --require-hashes -r requirements-dev.lock" in run
-    assert "--no-deps --no-build-isolation -e ." in run
-    assert "python -m tests.model_files" in run
-    assert "python -m tests.oidc_provider" in run  # the OAuth tests' OpenID provider, else they skip
+def test_ci_runs_the_readmes_test_command_which_installs_from_the_lock_and_requires_hashes() -> None:
+    run = (ROOT / ".ci" / "run").read_text().splitlines()
+    assert "scripts/test --prepare" in run and run[-1] == "scripts/test"  # what a newcomer runs, last
+    assert "scripts/test" in (ROOT / "README.md").read_text()
+    script = (ROOT / "scripts" / "test").read_text()
+    assert ".venv/bin/pip install --quiet --require-hashes -r requirements-dev.lock" in script
+    assert ".venv/bin/pip install --quiet --no-deps --no-build-isolation -e ." in script
+    assert ".venv/bin/python -m tests.prepare" in script
+    enabling = {step.enable for step in prepare.STEPS}  # each step says the command that does it alone
+    assert {
+        "python -m tests.model_files",
+        "python -m tests.oidc_provider",
+        "python -m tests.openapi_specs",
+    } <= enabling
 
 
 def test_floors_sit_past_known_advisories() -> None:
