@@ -44,8 +44,11 @@ _warned_lock = threading.Lock()
 
 
 def private_dir(path: Path) -> None:
-    """Make `path` (and missing parents) as a directory; when made here, it is readable by its owner only."""
-    path.mkdir(mode=PRIVATE_DIR, parents=True, exist_ok=True)
+    """Make `path` (and missing parents) as a directory; each made here is readable by its owner only
+    (`mkdir(parents=True)` alone gives the parents the umask's mode)."""
+    missing = [p for p in (path, *path.parents) if not p.exists()]
+    for directory in reversed(missing):
+        directory.mkdir(mode=PRIVATE_DIR, exist_ok=True)
 
 
 def create_private(path: Path) -> None:

@@ -79,8 +79,12 @@ class MCPConnection:
                     with anyio.fail_after(START_TIMEOUT_SECONDS):
                         client: Client = await self._group().start(self._run)
                 except Exception as exc:
+                    where = f"; its own output is in {self._log_path}" if self.settings.command else ""
                     log.warning(
-                        "MCP server %s could not be started or reached: %s", self.name, self._describe(exc)
+                        "MCP server %s could not be started or reached: %s%s",
+                        self.name,
+                        self._describe(exc),
+                        where,
                     )
                     raise ToolFailed("unavailable", f"The {self.name} server could not be reached.") from None
                 if relist:

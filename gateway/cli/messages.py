@@ -26,6 +26,8 @@ from ..rendering import ShownFormatter, shown
 # API index being built): named here, so the rooms that log them need no hook of the command line.
 # The file tools' warnings (a definition skipped) are said the same way, with the `gateway:` prefix.
 PROGRESS_LOGGERS = ("gateway.search", "services.google_apis", "gateway.filetools")
+WARNING_ROOTS = ("gateway", "services")
+"""Their warnings reach the person as `gateway: ...` lines (`progress_on_stderr`)."""
 
 DISCOVER_STEP = "Run 'gateway schema NAME' to see a tool's parameters, then 'gateway invoke NAME PARAMETERS'."
 OVERVIEW_STEP = "Run 'gateway discover WORDS' (or -c CATEGORY / -a ACTION) to list matching tools."
@@ -73,6 +75,15 @@ def progress_on_stderr() -> Iterator[None]:
     """Show the progress records of `PROGRESS_LOGGERS` (and their warnings) on stderr while the block runs."""
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(ShownFormatter("gateway: %(message)s"))
+    # Every other warning of the gateway and its services (a fronted server that would not start, an
+    # OpenAPI description's problem) is said the same way, not bare by Python's last-resort handler.
+    warnings = logging.StreamHandler(sys.stderr)
+    warnings.setFormatter(ShownFormatter("gateway: %(message)s"))
+    warnings.setLevel(logging.WARNING)
+    warnings.addFilter(lambda _: not logging.getLogger().handlers)  # `serve` sets the root's own format
+    roots = [logging.getLogger(name) for name in WARNING_ROOTS]
+    for root in roots:
+        root.addHandler(warnings)
     saved = []
     for name in PROGRESS_LOGGERS:
         logger = logging.getLogger(name)
@@ -88,6 +99,8 @@ def progress_on_stderr() -> Iterator[None]:
             logger.removeHandler(handler)
             logger.setLevel(level)
             logger.propagate = propagate
+        for root in roots:
+            root.removeHandler(warnings)
 
 
 def for_a_person(
