@@ -160,8 +160,8 @@ def test_the_demo_never_touches_the_configured_backend_or_the_users_data(
     before = _tree(data)
     for _ in range(2):
         assert main(["demo", "--config", str(config)]) == 0
-        out = capsys.readouterr().out
-        first = out.splitlines()[0]
-        assert "throw-away local workspace" in first and "not touched" in first
+        out, err = capsys.readouterr()
+        first = err.splitlines()[0]  # said to the person, on stderr; stdout is the session
+        assert first.startswith("gateway: demo on a throw-away local workspace") and "not touched" in first
         assert "--- host: the user approves" in out  # the demo still plays its destructive call
     assert _tree(data) == before  # no demo task, no audit line, nothing changed

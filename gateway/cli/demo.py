@@ -19,6 +19,7 @@ from ..context import ToolContext, ToolResult
 from ..engine import Gateway, run_sync
 from ..rendering import result_payload
 from ..runtime import open_gateway, principal_from
+from .messages import note
 from .output import dump
 
 # Requests the demo plays, as a user might type them; each is resolved by discovery, not by name.
@@ -35,8 +36,8 @@ _DAY = r"\b(today|tomorrow|monday|tuesday|wednesday|thursday|friday|saturday|sun
 def run(settings: Settings) -> int:
     """Play the demo on its own workspace; the user's data, configuration and accounts stay untouched."""
     with tempfile.TemporaryDirectory(prefix="gateway-demo-") as directory:
-        print(
-            f"gateway demo: a throw-away local workspace in {directory}, seeded with demo data and "
+        note(  # said to the person, on stderr: stdout is the session itself
+            f"demo on a throw-away local workspace in {directory}, seeded with demo data and "
             "deleted at the end; your own workspace, configuration and accounts are not touched."
         )
         demo = demo_settings(settings, Path(directory))
