@@ -24,6 +24,7 @@ import hmac
 import inspect
 import json
 import logging
+import math
 import secrets
 import threading
 import time
@@ -52,6 +53,8 @@ host application's approver callback or `Gateway.approve` call."""
 CHANNELS: tuple[Channel, ...] = ("elicitation", "console", "terminal", "host")
 DEFAULT_APPROVERS: tuple[Channel, ...] = ("console", "terminal", "host")
 """Not elicitation: there the client that made the call answers its own question."""
+SWEEP_SECONDS = 5.0
+"""How often at most a gate looks for held calls that expired unanswered (`ConfirmationGate.sweep`)."""
 DEFAULT_TTL_SECONDS = 300.0
 DEFAULT_MAX_PREVIEW_BYTES = 8192
 DESCRIBE_TIMEOUT_SECONDS = 10.0
@@ -104,6 +107,10 @@ class Record:
     pending: PendingConfirmation
     binding: str
     state: State
+    counted: tuple[tuple[str, str, float, float], ...] = ()
+    """The rate-limit counters the call was counted against when it was held (key, kind, a, b), given
+    back when it never runs (`ConfirmationGate.unused`)."""
+    counted_at: float = 0.0
 
 
 class ConfirmationStore(Protocol):
@@ -250,6 +257,10 @@ class ConfirmationGate:
         self.store: ConfirmationStore = store or MemoryConfirmationStore()
         self._secret = secret or secrets.token_bytes(32)
         self._clock = clock
+        self.unused: Callable[[Record], None] = lambda record: None
+        """Called once for each held call that will never run (declined, or expired before it was
+        redeemed): the Gateway gives back what it counted against its rate limits and quotas."""
+        self._swept = -math.inf
 
     def _binding(self, tool: ToolDefinition, params: Mapping[str, Any], principal: Principal) -> str:
         message = canonical_json(
@@ -266,7 +277,11 @@ class ConfirmationGate:
         *,
         session: str | None = None,
         describe: Describer | None = None,
+        counted: tuple[tuple[str, str, float, float], ...] = (),
+        counted_at: float = 0.0,
     ) -> Decision:
+        """Whether the call may run now. `counted`: what the limits counted the call against (kept
+        with a held call, given back if it never runs)."""
         if not tool.is_destructive:
             return Proceed()
         if self.mode == "deny":
@@ -292,7 +307,7 @@ class ConfirmationGate:
             session=session,
             toolsets=tuple(sorted(principal.toolsets)),
         )
-        self.store.put(Record(pending, binding, "pending"))
+        self.store.put(Record(pending, binding, "pending", counted, counted_at))
         decider = decider_of(self.approver)
         if self.approver is None or not self.allows(decider.channel):  # waits for an allowed channel
             return NeedsConfirmation(pending)
@@ -301,7 +316,7 @@ class ConfirmationGate:
             answer = await answer
         if answer is True and self.store.transition(pending.pending_id, ("pending",), "used"):
             return Proceed(approved=True, decided_by=decider)
-        self.store.transition(pending.pending_id, ("pending",), "denied")
+        self._never_runs(pending.pending_id, ("pending",))
         return Refused(
             "declined",
             "The user declined this action.",
@@ -327,7 +342,7 @@ class ConfirmationGate:
         if (ended := why_ended(self.store, pending_id)) is not None:  # its paused program is gone
             return Refused("program_ended", f"{ended[0].upper()}{ended[1:]}.", "Do not retry; tell the user.")
         if self._clock() > record.pending.expires_at:
-            self.store.transition(pending_id, ("pending", "approved"), "denied")
+            self._never_runs(pending_id, ("pending", "approved"))
             return Refused(
                 "confirmation_expired",
                 "That confirmation has expired.",
@@ -390,7 +405,32 @@ class ConfirmationGate:
 
     def deny(self, pending_id: str) -> bool:
         """Host side: decline a pending call (any channel may decline)."""
-        return self.store.transition(pending_id, ("pending",), "denied") is not None
+        return self._never_runs(pending_id, ("pending",))
+
+    def sweep(self, every: float = SWEEP_SECONDS) -> None:
+        """Decline the held calls that expired unanswered (at most once every `every` seconds), so that
+        what they counted is given back (`unused`) even when nobody tries to redeem them."""
+        now = self._clock()
+        if now - self._swept < every:
+            return
+        self._swept = now
+        for record in self.store.pending():
+            if record.pending.expires_at < now:
+                self._never_runs(record.pending.pending_id, ("pending",))
+
+    def _never_runs(self, pending_id: str, from_states: tuple[State, ...]) -> bool:
+        """Mark the call declined; the one process that does so gives back what it counted."""
+        record = self.store.transition(pending_id, from_states, "denied")
+        if record is None:
+            return False
+        if record.counted:
+            try:
+                self.unused(record)
+            except Exception:  # a limit's store that fails costs a refund, never the decision
+                log.warning(
+                    "could not give back what %s counted against its limits", pending_id, exc_info=True
+                )
+        return True
 
     def pending(self) -> list[PendingConfirmation]:
         """Calls waiting for the host, oldest first, unexpired."""

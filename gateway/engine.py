@@ -123,6 +123,9 @@ class Gateway:
         self.usage = usage
         self.telemetry = telemetry or Telemetry()
         self.limits = limits or Limiter()
+        # A held destructive call that never runs (declined, expired) gives back what it counted.
+        self.gate.unused = lambda record: self.limits.give_back(record.counted, record.counted_at)
+        self.limits.reclaim = self.gate.sweep
         self.meta = build_meta_catalog(self)
         self._visible: dict[tuple[int, Principal], tuple[ToolDefinition, ...]] = {}
 
@@ -291,10 +294,19 @@ class Gateway:
             audited = canonical
             if d.permission is not None and (reason := d.permission(params, ctx)):
                 raise _CallError(error_info(ToolFailed("permission_denied", reason)), "denied")
-            await self.limits.admit(d, ctx.principal, redeeming=confirmation is not None)  # rate_limited
+            taken = await self.limits.admit(
+                d, ctx.principal, redeeming=confirmation is not None
+            )  # rate_limited
             described = functools.partial(describe_call, d, params, ctx)  # what the approver reads
             decision = await self.gate.check(
-                d, canonical, ctx.principal, confirmation, session=ctx.session_id, describe=described
+                d,
+                canonical,
+                ctx.principal,
+                confirmation,
+                session=ctx.session_id,
+                describe=described,
+                counted=taken.rows,  # given back if the call is held and never runs
+                counted_at=taken.at,
             )
             if isinstance(decision, NeedsConfirmation):
                 audit("pending_confirmation")

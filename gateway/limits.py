@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, cast
 
 from .context import Principal
 from .definition import ToolDefinition
@@ -129,6 +129,23 @@ def step(c: Counter, state: tuple[float, float] | None, now: float) -> tuple[flo
     return c.a - used, start + c.b - now, used + 1, start
 
 
+def given(c: Counter, state: tuple[float, float] | None, at: float, now: float) -> tuple[float, float] | None:
+    """One counter's state once the call counted at `at` is given back (None: nothing to give back).
+
+    A quota gives it back within the window it was counted in (a new window starts full anyway); a
+    bucket takes the token back, up to its size.
+    """
+    if state is None:
+        return None
+    if c.kind == "bucket":
+        tokens = min(c.b, state[0] + max(0.0, now - state[1]) * c.a)
+        return min(c.b, tokens + 1), now
+    start = math.floor(at / c.b) * c.b
+    if state[1] != start or state[0] < 1:
+        return None
+    return state[0] - 1, start
+
+
 class Unreachable(Exception):
     """The limits' store did not answer (Redis down): the limiter fails open or closed."""
 
@@ -142,6 +159,10 @@ class Backend(Protocol):
 
     def peek(self, counters: Sequence[Counter], now: float) -> list[tuple[float, float]]:
         """Each counter's calls left and seconds until one more, taking nothing."""
+        ...
+
+    def give(self, counters: Sequence[Counter], at: float, now: float) -> None:
+        """Give back the call `take` counted at `at` (`given`), as one step."""
         ...
 
     def counted(self) -> list[str]: ...  # the keys of the counters it holds counts for (LISTED_KEYS at most)
@@ -171,6 +192,13 @@ class MemoryBackend:
     def peek(self, counters: Sequence[Counter], now: float) -> list[tuple[float, float]]:
         with self._lock:
             return [step(c, self._read(c), now)[:2] for c in counters]
+
+    def give(self, counters: Sequence[Counter], at: float, now: float) -> None:
+        with self._lock:
+            for c in counters:
+                state = given(c, self._read(c), at, now)
+                if state is not None:
+                    self._state[c.key] = (c, state)
 
     def counted(self) -> list[str]:
         with self._lock:
@@ -232,6 +260,27 @@ return {0, '0'}
 """
 
 
+# KEYS: a hash per counter. ARGV[1]: when the call was counted, ARGV[2]: now; then per counter: kind,
+# a, b. Mirrors `given`: a quota's call back within its window, a bucket's token back up to its size.
+_GIVE = """
+local at, now = tonumber(ARGV[1]), tonumber(ARGV[2])
+for i, key in ipairs(KEYS) do
+  local kind, a, b = ARGV[3 * i], tonumber(ARGV[3 * i + 1]), tonumber(ARGV[3 * i + 2])
+  local s = redis.call('HMGET', key, 'x', 'y')
+  local x, y = tonumber(s[1]), tonumber(s[2])
+  if x and y then
+    if kind == 'bucket' then
+      local tokens = math.min(b, math.min(b, x + math.max(0, now - y) * a) + 1)
+      redis.call('HSET', key, 'x', string.format('%.17g', tokens), 'y', string.format('%.17g', now))
+    elseif y == math.floor(at / b) * b and x >= 1 then
+      redis.call('HSET', key, 'x', string.format('%.17g', x - 1))
+    end
+  end
+end
+return 0
+"""
+
+
 class RedisBackend:
     """Counts in Redis, shared by replicas (the `redis` extra): one hash per counter, expired by Redis."""
 
@@ -246,6 +295,7 @@ class RedisBackend:
         self._redis: Any = redis.Redis.from_url(url, decode_responses=True, socket_timeout=2.0)
         self._prefix = prefix
         self._take: Any = self._redis.register_script(_TAKE)
+        self._give: Any = self._redis.register_script(_GIVE)
 
     def take(self, counters: Sequence[Counter], now: float) -> tuple[int, float]:
         args: list[object] = [repr(now)]
@@ -271,6 +321,15 @@ class RedisBackend:
             out.append(step(c, read, now)[:2])
         return out
 
+    def give(self, counters: Sequence[Counter], at: float, now: float) -> None:
+        args: list[object] = [repr(at), repr(now)]
+        for c in counters:
+            args += [c.kind, repr(c.a), repr(c.b)]
+        try:
+            self._give(keys=[f"{self._prefix}:{c.key}" for c in counters], args=args)
+        except self._errors as exc:
+            raise Unreachable(str(exc)) from None
+
     def counted(self) -> list[str]:
         try:
             keys = self._redis.scan_iter(match=f"{self._prefix}:*", count=1000)
@@ -280,6 +339,17 @@ class RedisBackend:
 
     def close(self) -> None:
         self._redis.close()
+
+
+@dataclass(frozen=True)
+class Taken:
+    """What `Limiter.admit` counted a call against (key, kind, a, b of each counter), and when."""
+
+    rows: tuple[tuple[str, str, float, float], ...] = ()
+    at: float = 0.0
+
+
+NOTHING_TAKEN = Taken()
 
 
 @dataclass(frozen=True)
@@ -315,36 +385,53 @@ class Limiter:
         self.on_error = on_error
         self.clock = clock
         self._threaded = not isinstance(self.backend, MemoryBackend)  # a network round trip
+        self.reclaim: Callable[[], None] = lambda: None
+        """Called before a call is counted: the Gateway declines the held calls that expired
+        unanswered, whose calls are then given back (`ConfirmationGate.sweep`)."""
         self._down = False
         self._said = threading.Lock()  # calls in worker threads: an outage is said once, not once each
 
-    async def admit(self, d: ToolDefinition, principal: Principal, *, redeeming: bool = False) -> None:
-        """Take one call of `d` by `principal` from every limit it counts against.
+    async def admit(self, d: ToolDefinition, principal: Principal, *, redeeming: bool = False) -> Taken:
+        """Take one call of `d` by `principal` from every limit it counts against; what was taken.
 
         `redeeming`: the call carries a confirmation. A destructive call's was taken when its
-        confirmation was issued, so it is not taken twice; a bogus one is refused by the gate.
+        confirmation was issued, so it is not taken twice; a bogus one is refused by the gate. A
+        held call that never runs gives its call back (`give_back`); those that expired unanswered
+        are found first (`reclaim`), so a quota they held is free again before it is counted.
 
         Raises:
             CallRefused: a limit has no call left (`rate_limited`: which, and when to retry).
         """
         matched = [limit for limit in self.limits if limit.applies(d, principal)]
         if not matched or (redeeming and d.is_destructive):
-            return
+            return NOTHING_TAKEN
+        self.reclaim()
+        now = self.clock()
         if self._threaded:
-            refusal = await asyncio.to_thread(self._take, matched, principal)
+            refusal = await asyncio.to_thread(self._take, matched, principal, now)
         else:
-            refusal = self._take(matched, principal)
+            refusal = self._take(matched, principal, now)
         if refusal is not None:
             raise CallRefused(rate_limited(refusal[0].name, refusal[1]), "limited")
+        counters = [limit.counter(principal) for limit in matched]
+        return Taken(tuple((c.key, c.kind, c.a, c.b) for c in counters), now)
+
+    def give_back(self, counted: Sequence[tuple[str, str, float, float]], at: float) -> None:
+        """Give back the call a held destructive call counted at `at` (`Taken`): it never ran."""
+        counters = [Counter(key, cast(Kind, kind), a, b) for key, kind, a, b in counted]
+        try:
+            self.backend.give(counters, at, self.clock())
+        except Unreachable as exc:
+            self._unreachable(exc)
 
     def take(self, d: ToolDefinition, principal: Principal) -> tuple[Limit, float] | None:
         """None: the call may run (and was counted); else the limit refusing it and seconds to wait."""
         matched = [limit for limit in self.limits if limit.applies(d, principal)]
-        return self._take(matched, principal) if matched else None
+        return self._take(matched, principal, self.clock()) if matched else None
 
-    def _take(self, matched: Sequence[Limit], principal: Principal) -> tuple[Limit, float] | None:
+    def _take(self, matched: Sequence[Limit], principal: Principal, now: float) -> tuple[Limit, float] | None:
         try:
-            index, wait = self.backend.take([limit.counter(principal) for limit in matched], self.clock())
+            index, wait = self.backend.take([limit.counter(principal) for limit in matched], now)
         except Unreachable as exc:
             self._unreachable(exc)
             return None if self.on_error == "open" else (matched[0], FAIL_CLOSED_RETRY_SECONDS)

@@ -76,6 +76,8 @@ def record_to_json(record: Record) -> str:
             "session": p.session,
             "toolsets": list(p.toolsets),
             "binding": record.binding,
+            "counted": [list(c) for c in record.counted],
+            "counted_at": record.counted_at,
         },
         ensure_ascii=False,
         separators=(",", ":"),
@@ -87,9 +89,11 @@ def record_from_json(text: str, state: str) -> Record:
     data = json.loads(text)
     binding = data.pop("binding")
     data["toolsets"] = tuple(data.get("toolsets", ()))  # a record from before toolsets were kept has none
+    counted = tuple((str(k), str(kind), float(a), float(b)) for k, kind, a, b in data.pop("counted", ()))
+    counted_at = float(data.pop("counted_at", 0.0))
     if state not in _STATES:
         raise ValueError(f"unknown confirmation state {state!r}")
-    return Record(PendingConfirmation(**data), binding, cast(State, state))
+    return Record(PendingConfirmation(**data), binding, cast(State, state), counted, counted_at)
 
 
 class SqliteConfirmationStore:
@@ -295,12 +299,22 @@ class RedisConfirmationStore:
         return record_from_json(text, to) if text else None
 
     def pending(self) -> list[Record]:
-        self._redis.zremrangebyscore(self._index, "-inf", f"({self._clock()}")
+        """Every record still pending, those past their expiry included (as the other stores: the gate
+        declines those, `ConfirmationGate.sweep`), until they are kept no longer; ids whose record is
+        gone or decided leave the index."""
+        self._redis.zremrangebyscore(self._index, "-inf", f"({self._clock() - KEEP_AFTER_EXPIRY_SECONDS}")
         ids: list[str] = self._redis.zrange(self._index, 0, -1)
         pipe = self._redis.pipeline(transaction=False)
         for pending_id in ids:
             pipe.hmget(self._key(pending_id), ["record", "state"])
         rows: list[list[str | None]] = pipe.execute() if ids else []
+        gone = [
+            pending_id
+            for pending_id, (text, state) in zip(ids, rows, strict=True)
+            if not text or state != "pending"
+        ]
+        if gone:
+            self._redis.zrem(self._index, *gone)
         return [
             record_from_json(text, state) for text, state in rows if text and state and state == "pending"
         ]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,9 +18,11 @@ import pytest
 
 from gateway import Catalog, Gateway, MemoryAuditLog, Policy, Principal, Rule, ToolContext, render, run_sync
 from gateway.config import load_settings
+from gateway.confirmation import ConfirmationGate, MemoryConfirmationStore
 from gateway.errors import ConfigError
 from gateway.limits import Limit, Limiter, MemoryBackend, RedisBackend, source_of
 from gateway.runtime import open_gateway
+from gateway.stores import RedisConfirmationStore, SqliteConfirmationStore
 
 from .adapters.mcp_server_support import redis_server
 from .sample_tools import ALL_TOOLS, Calls
@@ -399,6 +402,54 @@ def test_a_destructive_call_takes_one_unit_though_it_is_invoked_again_with_its_c
     assert done.ok and calls.names() == ["notes_delete"]
     again = run_sync(gw.invoke("notes_delete", {"note_id": "n2"}, context=ALICE))
     assert again.error is not None and again.error.code == "rate_limited"
+
+
+def _held(gw: Gateway, note: str) -> Any:
+    return run_sync(gw.invoke("notes_delete", {"note_id": note}, context=ALICE))
+
+
+@pytest.mark.parametrize("store", ["memory", "sqlite", "redis"])
+def test_a_held_call_that_never_runs_gives_its_quota_back_once_declined_or_expired(
+    calls: Calls, store: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """A quota counts a destructive call when it is held for approval; if the person declines it, or
+    it expires unanswered, it never ran and the quota has it back (once, whoever notices)."""
+    clock = Clock(time.time())  # Redis expires a record by its own clock: the test's starts now
+    stores = {
+        "memory": MemoryConfirmationStore,
+        "sqlite": lambda: SqliteConfirmationStore(tmp_path / "c.db", clock=clock),
+    }
+    if store == "redis":
+        url = request.getfixturevalue("redis_url")
+        stores["redis"] = lambda: RedisConfirmationStore(url, clock=clock, prefix=f"t{tmp_path.name}")
+    gate = ConfirmationGate(store=stores[store](), ttl_seconds=60, clock=clock)
+    backend = (
+        RedisBackend(request.getfixturevalue("redis_url"), prefix=f"l{tmp_path.name}")
+        if store == "redis"
+        else None
+    )
+    gw = Gateway(
+        Catalog(ALL_TOOLS),
+        gate=gate,
+        limits=Limiter([Limit("deletes", quota=1, tools=("notes_delete",))], backend, clock=clock),
+    )
+    first = _held(gw, "n1")
+    assert first.pending is not None and _held(gw, "n2").error.code == "rate_limited"  # type: ignore[union-attr]
+    assert gw.deny(first.pending.pending_id)
+    assert not gw.deny(first.pending.pending_id)  # given back once, not twice
+    second = _held(gw, "n2")
+    assert second.pending is not None and _held(gw, "n3").error.code == "rate_limited"  # type: ignore[union-attr]
+    clock.now += 61  # nobody answered: it expired
+    third = _held(gw, "n3")  # the expired one is found before this one is counted
+    assert third.pending is not None
+    assert _held(gw, "n4").error.code == "rate_limited"  # type: ignore[union-attr]
+    assert gw.approve(third.pending.pending_id) is not None
+    done = run_sync(
+        gw.invoke("notes_delete", {"note_id": "n3"}, confirmation=third.pending.pending_id, context=ALICE)
+    )
+    assert done.ok and calls.names() == ["notes_delete"]
+    clock.now += 61
+    assert _held(gw, "n5").error.code == "rate_limited"  # type: ignore[union-attr]  # it ran: counted for good
 
 
 def test_a_confirmation_sent_with_a_read_only_call_does_not_spare_it_its_limit() -> None:
