@@ -325,6 +325,16 @@ def _encode_cursor(offset: int, signature: str) -> str:
     return base64.urlsafe_b64encode(f"{offset}:{signature}".encode()).decode().rstrip("=")
 
 
+def cursor_offset(cursor: str) -> int:
+    """Where the page of a `next_cursor` starts (0 for a cursor that is not one): for showing ranks;
+    `discover` itself checks that a cursor belongs to its query."""
+    try:
+        padded = cursor + "=" * (-len(cursor) % 4)
+        return max(0, int(base64.urlsafe_b64decode(padded.encode()).decode().partition(":")[0]))
+    except (ValueError, binascii.Error, UnicodeDecodeError):
+        return 0
+
+
 def _decode_cursor(cursor: str, signature: str) -> int:
     try:
         padded = cursor + "=" * (-len(cursor) % 4)

@@ -17,6 +17,8 @@ from ..runtime import principal_from
 from . import activity, approvals, catalog, playground
 from .site import Console
 
+PAGE_SIZES = ("10", "20", "50", "2")
+"""Rows a playground page may show (10 unless asked; 50 is the most `discover_tools` gives)."""
 OUTCOMES = (
     "executed",
     "failed",
@@ -169,9 +171,22 @@ class Pages:
         categories = [c for c in q.getlist("category") if c][:20]
         actions = [a for a in q.getlist("action") if a][:20]
         query = q.get("query", "")[:4096]
+        cursor = q.get("cursor", "")[:200]
+        limit = int(q["limit"]) if q.get("limit", "") in PAGE_SIZES else int(PAGE_SIZES[0])
         result = None
         if query or categories or actions:
-            result = playground.run(self.gw, principal, query=query, categories=categories, actions=actions)
+            result = playground.run(
+                self.gw,
+                principal,
+                query=query,
+                categories=categories,
+                actions=actions,
+                limit=limit,
+                cursor=cursor,
+            )
+        # What the next page's link repeats (the cursor belongs to exactly these).
+        kept = ("query", "category", "action", "principal", "toolset", "limit")
+        request_args = [(k, v) for k, v in q.multi_items() if k in kept]
         visible = overview(self.gw.visible(principal))
         return self.console.render(
             request,
@@ -186,6 +201,9 @@ class Pages:
             actions=actions,
             overview=visible,
             result=result,
+            request_args=request_args,
+            limit=limit,
+            page_sizes=PAGE_SIZES,
             traffic=playground.traffic(self.gw, called=activity.tools_named(self.settings.audit_path)),
         )
 

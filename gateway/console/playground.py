@@ -31,6 +31,7 @@ class Scored:
     rank_weight: float
     learned: float  # the vote of earlier sessions' requests, in (0, 1]
     score: float | None  # what the page is ordered by after the name matches (None: no query)
+    placed: str = ""  # why the row is not where its score alone would put it (the lead rule)
 
 
 @dataclass
@@ -42,6 +43,8 @@ class Result:
     suggestions: dict[str, Any] = field(default_factory=dict)
     semantic: bool = False
     learning: bool = False
+    offset: int = 0  # the rank before this page's first row
+    next_cursor: str = ""  # the next page's cursor, when there is one
 
 
 def run(
@@ -52,8 +55,10 @@ def run(
     categories: Collection[str] = (),
     actions: Collection[str] = (),
     limit: int = 10,
+    cursor: str = "",
 ) -> Result:
-    """The ranked page for a request, as `discover_tools` would answer `principal`."""
+    """The ranked page for a request, as `discover_tools` would answer `principal` (the page after
+    `cursor`, a `next_cursor` of the page before)."""
     visible = gw.visible(principal)
     index = gw.index(principal)
     usage = gw.usage
@@ -74,22 +79,29 @@ def run(
             categories=cats,
             actions=acts,
             limit=limit,
+            cursor=cursor or None,
             votes=(lambda q, c, a, d: learned) if learned else None,
         )
     except ToolInputError as exc:
         result.error = exc.message
         return result
+    result.offset = discovery.cursor_offset(cursor) if cursor else 0
+    result.next_cursor = str(out.get("next_cursor", ""))
     result.total = int(out.get("total", 0))
     result.message = str(out.get("message", ""))
     result.suggestions = dict(out.get("suggestions", {}))
     names = [t["name"] for t in out.get("tools", [])]
     parts = index.explain(query, names) if query else {}
     scores: dict[str, float] = {}
+    by_score: list[str] = []
+    depth = result.offset + limit
     if query:  # what the page is ordered by, as discover scores it
-        scored, _ = discovery.scored_page(index, query, learned, categories=cats, actions=acts, depth=limit)
+        scored, _ = discovery.scored_page(index, query, learned, categories=cats, actions=acts, depth=depth)
         scores = {d.name: float(score) for d, score in scored}
+        by_score = [d.name for d, _ in scored]
+    asked = discovery.asked_actions(query, acts) if query else frozenset()
     key = query.lower()
-    for rank, hit in enumerate(out.get("tools", []), start=1):
+    for rank, hit in enumerate(out.get("tools", []), start=result.offset + 1):
         name = hit["name"]
         d = gw.catalog.get(name)
         lexical, semantic = parts.get(name, (0.0, None))
@@ -110,9 +122,23 @@ def run(
                 rank_weight=d.rank_weight if d is not None else 1.0,
                 learned=round(learned.get(name, 0.0), 4),
                 score=None if name not in scores else round(scores[name], 4),
+                placed=_placed(rank, name, d, by_score, asked, named=bool(key) and name.startswith(key)),
             )
         )
     return result
+
+
+def _placed(rank: int, name: str, d: Any, by_score: list[str], asked: frozenset[str], *, named: bool) -> str:
+    """Why a row is not at the rank its score gives it: a tool that deletes never leads a request
+    that does not ask to delete (`discovery.may_lead`), so the best one that may takes the first
+    place and the rows above it move down one."""
+    if named or name not in by_score or by_score.index(name) == rank - 1:
+        return ""
+    if rank == 1:
+        return "first by the lead rule: the best tool that may lead (the tools scored above it delete, which this request does not ask)"
+    if d is not None and not discovery.may_lead(d, asked):
+        return "down one: it deletes, and this request does not ask to delete, so it may not lead"
+    return "down one: the tool placed first by the lead rule was scored below it"
 
 
 @dataclass

@@ -26,6 +26,46 @@ def _shown(value: Any) -> Any:
     return shown(value, lines=True) if isinstance(value, str) else value
 
 
+OUTCOME_WORDS = {
+    "unknown": "unknown tool",
+    "denied": "hidden by the policy",
+    "invalid": "invalid parameters",
+    "pending_confirmation": "held for approval",
+    "approved": "approval redeemed",
+    "declined": "declined",
+    "refused": "refused",
+    "executed": "ran",
+    "failed": "failed",
+    "approved_by_host": "approved",
+    "denied_by_host": "denied",
+    "limited": "over a rate limit",
+    "cancelled": "cancelled",
+    "attempt": "started",
+    "interrupted": "interrupted",
+}
+"""Each audit outcome as the activity pages say it (the filter and the export keep the codes)."""
+CHANNEL_WORDS = {
+    "console": "at the console",
+    "terminal": "at the terminal",
+    "host": "by the host program",
+    "elicitation": "in the client (MCP elicitation)",
+    "model": "by the model (confirmation mode model)",
+}
+
+
+def outcome_words(status: str, decided_by: Any = None) -> str:
+    """An activity row's outcome in words, with who decided: "approved at the terminal by root"."""
+    words = OUTCOME_WORDS.get(status, status)
+    if isinstance(decided_by, Mapping):
+        channel = str(decided_by.get("channel", ""))
+        words += f" {CHANNEL_WORDS.get(channel, channel)}"
+        if decided_by.get("operator"):
+            words += f" by {decided_by['operator']}"
+    elif decided_by:
+        words += f" by {decided_by}"
+    return words
+
+
 class Console:
     """Who is asking, and the checks every route makes before a page does its work."""
 
@@ -52,12 +92,14 @@ class Console:
             finalize=_shown,
         )
         self.env.filters["when"] = self.when
+        self.env.filters["outcome"] = outcome_words
         self.zone = ZoneInfo(settings.timezone)
 
     def when(self, moment: Any) -> str:
+        """A time in the configured zone, which it names (`2026-12-02 09:14:03 CET`)."""
         if not isinstance(moment, (int, float)):
             return ""
-        return datetime.fromtimestamp(moment, self.zone).strftime("%Y-%m-%d %H:%M:%S")
+        return datetime.fromtimestamp(moment, self.zone).strftime("%Y-%m-%d %H:%M:%S %Z")
 
     def admin(self, request: Request) -> tuple[str, Session | None] | None:
         """(who, their browser session or None for a bearer token), or None: no admin asks."""
@@ -75,6 +117,7 @@ class Console:
         session = found[1] if found else None
         page = self.env.get_template(template).render(
             root=request.scope.get("root_path", ""),
+            zone=self.zone.key,  # the zone every time on the page is in
             who=found[0] if found else None,
             csrf=self.sessions.csrf(session) if session else "",
             **values,

@@ -45,6 +45,22 @@ def test_a_held_call_is_listed_live_approved_by_a_click_and_runs_once(served: Se
     outcomes = [r["outcome"] for r in _audit(served.data_dir) if r["tool"] == "notes_delete"]
     assert outcomes.count("executed") == 1
 
+    # The activity says it in words, each time with its zone; the filter keeps the codes as values.
+    page.goto(f"{served.console}/activity?tool=notes_delete")
+    cells = page.locator("table.activity tbody tr td:nth-child(5)").all_inner_texts()
+    assert cells == [
+        "refused",  # the second redemption (its error column: confirmation_used)
+        "ran",
+        "approval redeemed",
+        "approved at the console by admin-token",
+        "held for approval",
+    ], cells
+    assert page.locator("table.activity th").first.inner_text() == "Time (UTC)"
+    assert all(
+        t.endswith(" UTC") for t in page.locator("table.activity tbody tr td:nth-child(1)").all_inner_texts()
+    )
+    assert page.locator("select[name=outcome] option[value=approved_by_host]").inner_text() == "approved"
+
 
 def test_deny_makes_the_retry_fail_as_declined(served: Served, page: Any) -> None:
     held = served.call("invoke_tool", DELETE_NOTE)

@@ -50,6 +50,8 @@ def test_a_long_parameter_wraps_and_approve_and_deny_stay_in_view(served: Served
         assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= width, (name, box)
     parameters = row.locator("pre").bounding_box()
     assert parameters is not None and parameters["width"] >= min(250, width * 0.6)  # a column, not a ribbon
+    if width >= 1280:  # the tool's name is read whole, beside a value that takes the rest of the row
+        assert _lines(sized, "table.pending td:first-child code") == [1]
     assert sized.failed == []
 
 
@@ -82,9 +84,10 @@ def test_the_playground_shows_the_score_the_page_is_ordered_by(served: Served, s
     sign_in(sized, served.console)
     sized.goto(f"{served.console}/discovery?query=delete+a+note")
     headers = sized.locator("table.ranked th").all_inner_texts()
-    assert headers[-1] == "Score" and "Name match" in headers
+    assert headers[-2:] == ["Score", "Placed"] and "Name match" in headers
     scores = [float(s) for s in sized.locator("table.ranked td.score").all_inner_texts()]
     assert scores and scores == sorted(scores, reverse=True)
+    assert set(sized.locator("table.ranked td.placed").all_inner_texts()) == {"by score"}
     matches = sized.evaluate(
         "[...document.querySelectorAll('table.ranked tbody tr')].map(r => r.cells[3].textContent)"
     )
@@ -93,6 +96,52 @@ def test_the_playground_shows_the_score_the_page_is_ordered_by(served: Served, s
     assert "notes_delete" in never and "notes_create" not in never  # it was called, by its name
     _fits(sized)
     assert sized.failed == []
+
+
+def _lines(page: Any, selector: str) -> list[int]:
+    """How many lines each matched element's text takes (its text's client rectangles, one a line)."""
+    return page.evaluate(
+        """s => [...document.querySelectorAll(s)].map(e => {
+            const r = document.createRange(); r.selectNodeContents(e);
+            return new Set([...r.getClientRects()].map(c => Math.round(c.top))).size; })""",
+        selector,
+    )
+
+
+def test_a_row_the_lead_rule_moves_says_so_and_the_numbers_keep_to_one_line(
+    served: Served, sized: Any
+) -> None:
+    """ "the note" scores notes_delete best, but a tool that deletes never leads a request that does not
+    ask to delete: the page shows the order it uses and says why the first two are not by score."""
+    sign_in(sized, served.console)
+    sized.goto(f"{served.console}/discovery?query=the+note")
+    rows = sized.locator("table.ranked tbody tr")
+    first, second = rows.nth(0), rows.nth(1)
+    assert first.locator("td.tool code").inner_text() != "notes_delete"
+    assert second.locator("td.tool code").inner_text() == "notes_delete"
+    assert first.locator("td.placed").inner_text().startswith("first by the lead rule")
+    assert second.locator("td.placed").inner_text().startswith("down one: it deletes")
+    assert float(second.locator("td.score").inner_text()) > float(first.locator("td.score").inner_text())
+    if sized.viewport_size["width"] >= 1280:  # the phone's table scrolls within itself
+        assert set(_lines(sized, "table.ranked td.num")) == {1}
+        assert set(_lines(sized, "table.ranked td.tool code")) == {1}
+    _fits(sized)
+    assert sized.failed == []
+
+
+def test_more_matches_than_a_page_have_a_next_page(served: Served, sized: Any) -> None:
+    sign_in(sized, served.console)
+    sized.goto(f"{served.console}/discovery?query=note&limit=2")
+    shown = sized.locator("#shown").inner_text()
+    assert shown.startswith("1 to 2 of 4 matching tools"), shown
+    first = sized.locator("table.ranked td.tool code").all_inner_texts()
+    assert len(first) == 2
+    expect(sized.locator("#next")).to_have_text("Next 2")
+    sized.locator("#next").click()
+    second = sized.locator("table.ranked td.tool code").all_inner_texts()
+    ranks = sized.locator("table.ranked td.rank").all_inner_texts()
+    assert ranks[0] == str(len(first) + 1) and not set(first) & set(second)
+    assert sized.locator("#shown").inner_text().startswith(f"{len(first) + 1} to ")
 
 
 def test_an_unknown_address_is_a_console_page_and_no_request_fails(served: Served, sized: Any) -> None:
