@@ -14,14 +14,19 @@ asks, whose sentence vector is near many tools at once).
 Encoding costs about 45 ms of CPU a tool (on two threads), so a catalog of more than
 `DENSE_SYNC_LIMIT` tools is encoded in the background: searches rank without the layer until its
 vectors are ready.
-The vectors are cached on disk by a hash of the texts and the model, so a restart loads them.
+The vectors are cached on disk by a hash of the texts and the model, so a restart loads them. An
+encoding that is stopped (Ctrl-C in `gateway index`, a server restarted) leaves what it had done in
+a partial file beside them, written whole every `PARTIAL_SECONDS` at most; the next encoding of the
+same texts starts where it stopped.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import threading
+import time
 import weakref
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -45,6 +50,8 @@ MAX_CACHED_MATRICES = 8
 """Cached vector files kept in a cache directory; the least recently written are removed beyond it."""
 _MAX_CACHED_QUERIES = 64
 _CHUNK = 512  # texts encoded between checks that the index is still wanted (two threads share them)
+PARTIAL_SECONDS = 20.0
+"""How often at most an encoding under way saves what it has done (`_Partial`)."""
 _BUILDING = threading.Lock()  # one catalog encoded at a time
 _log = logging.getLogger(__name__)
 
@@ -222,20 +229,81 @@ def _build(ref: weakref.ref[DenseLayer], encoder: SentenceEncoder, texts: list[s
 
 def _encode(ref: weakref.ref[DenseLayer], encoder: SentenceEncoder, texts: list[str]) -> None:
     """Encode a chunk at a time, one catalog at a time (the process's cores are the searches' too);
-    a layer dropped meanwhile (its catalog changed) stops its encoding."""
-    _log.info("Encoding %s tools for the dense layer in the background...", f"{len(texts):,}")
+    a layer dropped meanwhile (its catalog changed) stops its encoding. What an earlier encoding of
+    the same texts had done is taken up where it stopped (`_Partial`)."""
     np = encoder.np
-    matrix = np.zeros((len(texts), encoder.dims), dtype=np.float32)
+    layer = ref()
+    partial = _Partial(None if layer is None or layer._path is None else layer._path, np)
+    del layer
+    matrix, begin = partial.load(len(texts), encoder.dims)
+    if begin:
+        _log.info(
+            "Encoding %s tools for the dense layer in the background, from %s where the last one stopped...",
+            f"{len(texts):,}",
+            f"{begin:,}",
+        )
+    else:
+        _log.info("Encoding %s tools for the dense layer in the background...", f"{len(texts):,}")
     with _BUILDING:
-        for start in range(0, len(texts), _CHUNK):
+        for start in range(begin, len(texts), _CHUNK):
             if ref() is None:
                 return
             matrix[start : start + _CHUNK] = encoder.encode(texts[start : start + _CHUNK])
             done = min(start + _CHUNK, len(texts))
+            partial.progress(matrix, done)
             if done * 10 // len(texts) != start * 10 // len(texts):
                 _log.info("Dense layer: %s of %s tools encoded", f"{done:,}", f"{len(texts):,}")
     layer = ref()
     if layer is not None:
         layer._save(matrix)
         layer._attach(matrix, texts)
+        partial.remove()
         _log.info("The dense layer is ready (%s tools).", f"{len(texts):,}")
+
+
+class _Partial:
+    """What an encoding under way has done, beside the vectors' file: `dense-KEY.partial.npy`, the rows
+    encoded so far then their count in a last row (written whole, at most every `PARTIAL_SECONDS`)."""
+
+    def __init__(self, final: Path | None, np: Any) -> None:
+        self.path = None if final is None else final.with_name(final.stem + ".partial.npy")
+        self.np = np
+        self._saved = time.monotonic()
+
+    def load(self, rows: int, dims: int) -> tuple[Any, int]:
+        """The matrix to fill and the first row not yet encoded (0: nothing to take up)."""
+        matrix = self.np.zeros((rows, dims), dtype=self.np.float32)
+        if self.path is None:
+            return matrix, 0
+        try:
+            saved = self.np.load(self.path, allow_pickle=False)
+        except (OSError, ValueError):
+            return matrix, 0
+        done = int(saved[-1, 0]) if saved.ndim == 2 and saved.shape == (rows + 1, dims) else 0
+        if not 0 < done <= rows:
+            return matrix, 0
+        matrix[:done] = saved[:done]
+        return matrix, done
+
+    def progress(self, matrix: Any, done: int) -> None:
+        if self.path is None or done >= len(matrix) or time.monotonic() - self._saved < PARTIAL_SECONDS:
+            return
+        count = self.np.zeros((1, matrix.shape[1]), dtype=self.np.float32)
+        count[0, 0] = done  # exact in float32 up to 16 million rows
+        out = self.np.concatenate(
+            [
+                matrix[:done],
+                self.np.zeros((len(matrix) - done, matrix.shape[1]), dtype=self.np.float32),
+                count,
+            ]
+        )
+        try:
+            write_atomic(self.path, lambda handle: self.np.save(handle, out, allow_pickle=False))
+        except OSError as exc:
+            _log.warning("could not save the dense layer's progress in %s: %s", self.path.parent, exc)
+        self._saved = time.monotonic()
+
+    def remove(self) -> None:
+        if self.path is not None:
+            with contextlib.suppress(OSError):
+                self.path.unlink()

@@ -9,6 +9,7 @@ from __future__ import annotations
 import gc
 import weakref
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -234,3 +235,47 @@ def test_a_layer_of_another_model_lends_no_vectors(
     assert subset.dense is not None and subset.dense.encoder.model_id != whole.dense.encoder.model_id
     rows = [whole.dense._rows[embedding_text(d)] for d in sorted(calendar, key=lambda d: d.name)]
     assert not (subset.dense.matrix == whole.dense.matrix[rows]).all()
+
+
+@pytest.mark.usefixtures("tiny_model")
+def test_a_stopped_encoding_is_taken_up_where_it_stopped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An encoding that ends early (here: its fourth chunk fails, as a killed process would stop)
+    leaves its first three chunks in a partial file; the next encoding of the same texts encodes
+    only the rest, and its vectors are those of an encoding in one go."""
+    monkeypatch.setattr(search_dense, "_READY", weakref.WeakSet())
+    monkeypatch.setattr(search_dense, "DENSE_SYNC_LIMIT", 2)
+    monkeypatch.setattr(search_dense, "_CHUNK", 4)
+    monkeypatch.setattr(search_dense, "PARTIAL_SECONDS", 0.0)
+    texts = [embedding_text(d) for d in sorted(CATALOG, key=lambda d: d.name)]
+    encoder = search_encoder.sentence_encoder()
+    assert encoder is not None
+    whole = encoder.encode(texts)
+    original = encoder.encode
+    encoded: list[int] = []
+
+    def stops_after(chunks: int) -> Any:
+        def encode(batch: Any, threads: int | None = None) -> Any:
+            if len(encoded) == chunks:
+                raise RuntimeError("stopped")
+            encoded.append(len(batch))
+            return original(batch, threads)
+
+        return encode
+
+    monkeypatch.setattr(encoder, "encode", stops_after(3))
+    first = search_dense.DenseLayer(texts, tmp_path)
+    assert not first.wait(timeout=300)  # it stopped: not ready
+    assert [p.name.endswith(".partial.npy") for p in tmp_path.glob("dense-*")] == [True]
+    del first
+    gc.collect()
+    encoded.clear()
+    monkeypatch.setattr(encoder, "encode", stops_after(100))
+    second = search_dense.DenseLayer(texts, tmp_path)
+    assert second.wait(timeout=300)
+    assert sum(encoded) == len(texts) - 12  # three chunks of four were done already
+    assert encoder.np.allclose(second.matrix, whole, atol=1e-6)
+    assert [p.name.endswith(".partial.npy") for p in tmp_path.glob("dense-*")] == [
+        False
+    ]  # the whole file only
