@@ -30,6 +30,9 @@ class Indexes:
     def __init__(self, cache_dir: str | os.PathLike[str] | Literal[False] | None, dense: bool | None) -> None:
         self.cache_dir = cache_dir
         self.dense = dense
+        self.dense_background = True
+        """Encode a large catalog's dense vectors in the background when none are cached (a one-shot
+        command turns it off: it would end before they are ready; `gateway index` encodes them)."""
         self._whole: tuple[int, SearchIndex] | None = None
         # id of a visible tuple -> (that tuple, its names, the index of those tools)
         self._partial: dict[int, tuple[tuple[ToolDefinition, ...], tuple[str, ...], SearchIndex]] = {}
@@ -57,7 +60,8 @@ class Indexes:
     def build(self, tools: Iterable[ToolDefinition]) -> SearchIndex:
         if self.dense is None:  # the first search decides: without a search, no model is loaded
             self.dense = semantic_available() and dense_available()
+        background = self.dense_background
         if self.cache_dir is False:
-            return SearchIndex(tools, dense=self.dense)
+            return SearchIndex(tools, dense=self.dense, dense_background=background)
         # A large catalog's index comes from the disk cache when its text is unchanged.
-        return SearchIndex.load_or_build(tools, self.cache_dir, dense=self.dense)
+        return SearchIndex.load_or_build(tools, self.cache_dir, dense=self.dense, dense_background=background)

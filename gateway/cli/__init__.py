@@ -40,6 +40,11 @@ __all__ = ["end", "main", "run"]
 INTERRUPTED = 130
 """The status of a command stopped by Ctrl-C (SIGINT), as shells report it: 128 + the signal's number."""
 
+ENCODING = frozenset({"index", "chat"})
+"""Commands that encode a large catalog's dense vectors when none are cached (`gateway index` waits
+for them; a chat lives long enough to use them); the others never start an encoding they would not
+see end. A server encodes in the background too."""
+
 READ_ONLY = frozenset({"discover", "schema", "catalog", "index", "tools", "pending", "usage"})
 """Commands that write no audit record: they go on, with a notice, when the audit log cannot be written."""
 
@@ -88,6 +93,8 @@ def _command(args: argparse.Namespace) -> int:
     principal = principal_from(settings, toolset=getattr(args, "toolset", None))  # a bad name: said first
     approver = approvals.terminal_approver(args.yes) if args.command == "invoke" else None
     with open_gateway(settings, approver=approver) as gw:
+        if args.command not in ENCODING:  # it ends before a large catalog's vectors would be ready
+            gw.indexes.dense_background = False
         if notice:  # only once the gateway opened: a data directory that is unusable says so instead
             note(notice)
         ctx = ToolContext(principal=principal, session_id="cli")

@@ -40,9 +40,9 @@ def discover(gw: Gateway, ctx: ToolContext, args: argparse.Namespace) -> int:
     gw.index(ctx.principal)
     result = run_sync(gw.call("discover_tools", {k: v for k, v in arguments.items() if v}, ctx))
     layer = gw.index().dense
-    if layer is not None and not layer.ready:  # this process ends before a large catalog is encoded
+    if layer is not None and not layer.ready:  # a one-shot command never encodes a large catalog
         note(
-            "the dense layer of search is still encoding this catalog, so this search ranked without it; "
+            "the dense layer of search has not encoded this catalog yet, so this search ranked without it; "
             "'gateway index' encodes it once for every later command"
         )
     if not args.json:  # --json: exactly what the model reads

@@ -68,7 +68,11 @@ def dense_available() -> bool:
 class DenseLayer:
     """The tools' sentence vectors (once ready) and how they re-score a page's candidates."""
 
-    def __init__(self, texts: Sequence[str], cache_dir: Path | None = None) -> None:
+    def __init__(
+        self, texts: Sequence[str], cache_dir: Path | None = None, *, background: bool = True
+    ) -> None:
+        """`background`: encode a large catalog in the background when its vectors are not cached
+        (False: never; the layer stays off until `gateway index` or a server encodes them)."""
         encoder = sentence_encoder()  # a missing or changed model file: its one-line error
         if encoder is None:
             raise ImportError(
@@ -98,9 +102,11 @@ class DenseLayer:
             matrix = encoder.encode(texts)
             self._save(matrix)
             self._attach(matrix, texts)
-        else:
+        elif background:
             args = (weakref.ref(self), encoder, list(texts))
             threading.Thread(target=_build, args=args, name="dense-index", daemon=True).start()
+        else:
+            self._finished.set()  # not ready, and nothing under way
 
     @property
     def ready(self) -> bool:

@@ -84,6 +84,8 @@ class SearchIndex(Ranking):
         dense: blend in a sentence encoder's similarity too (`dense`, the `dense` extra; it needs the
             semantic layer). Large catalogs are encoded in the background: see `DenseLayer`.
         dense_cache_dir: where the encoder's vectors are cached (None: not cached).
+        dense_background: encode a large catalog's vectors in the background when none are cached
+            (False: a one-shot command, which ends before they are ready, never starts).
     """
 
     def __init__(
@@ -94,10 +96,12 @@ class SearchIndex(Ranking):
         vectorized: bool | None = None,
         dense: bool = False,
         dense_cache_dir: Path | None = None,
+        dense_background: bool = True,
     ) -> None:
         ordered = sorted(tools, key=lambda d: d.name)
         parts = _build(ordered, [field_texts(d) for d in ordered], _want_semantic(semantic))
-        self._setup(ordered, parts, vectorized, dense_layer(ordered, parts.vectors, dense, dense_cache_dir))
+        layer = dense_layer(ordered, parts.vectors, dense, dense_cache_dir, background=dense_background)
+        self._setup(ordered, parts, vectorized, layer)
 
     @classmethod
     def load_or_build(
@@ -109,6 +113,7 @@ class SearchIndex(Ranking):
         vectorized: bool | None = None,
         min_tools: int = CACHE_MIN_TOOLS,
         dense: bool = False,
+        dense_background: bool = True,
     ) -> SearchIndex:
         """The index of `tools`, from the disk cache when the same text was indexed before.
 
@@ -121,14 +126,19 @@ class SearchIndex(Ranking):
             cache_dir: where cached indexes live (None: `default_cache_dir()`, the user's cache).
             semantic, vectorized: as for `SearchIndex`.
             min_tools: catalogs with fewer tools are not cached (their dense vectors are).
-            dense: as for `SearchIndex`.
+            dense, dense_background: as for `SearchIndex`.
         """
         ordered = sorted(tools, key=lambda d: d.name)
         semantic = _want_semantic(semantic)
         directory = Path(cache_dir) if cache_dir is not None else default_cache_dir()
         if len(ordered) < min_tools:
             return cls(
-                ordered, semantic=semantic, vectorized=vectorized, dense=dense, dense_cache_dir=directory
+                ordered,
+                semantic=semantic,
+                vectorized=vectorized,
+                dense=dense,
+                dense_cache_dir=directory,
+                dense_background=dense_background,
             )
         rows = [field_texts(d) for d in ordered]
         # The embedding also reads parameter names (a lazy model's stand-in, its search text, is
@@ -150,7 +160,8 @@ class SearchIndex(Ranking):
             parts = _build(ordered, rows, semantic)
             cache.save(directory, key, len(ordered), parts)
         index = cls.__new__(cls)
-        index._setup(ordered, parts, vectorized, dense_layer(ordered, parts.vectors, dense, directory))
+        layer = dense_layer(ordered, parts.vectors, dense, directory, background=dense_background)
+        index._setup(ordered, parts, vectorized, layer)
         return index
 
     def _setup(

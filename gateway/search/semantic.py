@@ -258,14 +258,20 @@ def embedding_text(d: ToolDefinition) -> str:
 
 
 def dense_layer(
-    tools: Sequence[ToolDefinition], vectors: Any, dense: bool, cache_dir: Path | None
+    tools: Sequence[ToolDefinition],
+    vectors: Any,
+    dense: bool,
+    cache_dir: Path | None,
+    *,
+    background: bool = True,
 ) -> DenseLayer | None:
-    """The dense layer of an index of `tools` (None when not asked for); it blends into `vectors`."""
+    """The dense layer of an index of `tools` (None when not asked for); it blends into `vectors`.
+    `background`: as for `DenseLayer`."""
     if not dense:
         return None
     if vectors is None:
         raise ValueError("the dense layer blends into the semantic layer's score: it needs semantic=True")
-    return DenseLayer([embedding_text(d) for d in tools], cache_dir)
+    return DenseLayer([embedding_text(d) for d in tools], cache_dir, background=background)
 
 
 class Vectors:

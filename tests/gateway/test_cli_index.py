@@ -7,6 +7,7 @@ import json
 import os
 import weakref
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -69,13 +70,22 @@ def test_index_waits_for_a_background_encoding_and_caches_it(
     monkeypatch.setenv("GATEWAY_DENSE", "on")
     monkeypatch.setattr(search_dense, "_READY", weakref.WeakSet())  # other tests' layers lend no rows
     monkeypatch.setattr(search_dense, "DENSE_SYNC_LIMIT", 2)  # the workspace: encoded in the background
-    # While the encoding cannot start, a one-shot search ranks without the layer and says so.
-    with search_dense._BUILDING:
-        assert main(["discover", "what do I have on tomorrow", "--json"]) == 0
-        out, err = capsys.readouterr()
-        gc.collect()  # that command's index is gone: its waiting encoding stops and lends `index` nothing
+    # A one-shot search never starts an encoding it would not see end: it ranks without the layer,
+    # says so, and encodes nothing.
+    encoded: list[int] = []
+    original = search_encoder.SentenceEncoder.encode
+
+    def counting(self: search_encoder.SentenceEncoder, texts: Any, threads: int | None = None) -> Any:
+        encoded.append(len(texts))
+        return original(self, texts, threads)
+
+    monkeypatch.setattr(search_encoder.SentenceEncoder, "encode", counting)
+    assert main(["discover", "what do I have on tomorrow", "--json"]) == 0
+    out, err = capsys.readouterr()
     assert json.loads(out)["tools"]
-    assert "still encoding this catalog" in err and "'gateway index'" in err
+    assert "has not encoded this catalog yet" in err and "'gateway index'" in err
+    assert sum(encoded) <= 1  # the request alone, never a tool
+    gc.collect()
     code, out, err = _index(capsys)
     assert code == 0 and json.loads(out)["layers"][-1] == "dense"
     assert "Encoding" in err  # progress, on stderr
@@ -83,7 +93,7 @@ def test_index_waits_for_a_background_encoding_and_caches_it(
     # The next command loads the vectors: ready at once, so nothing to say.
     monkeypatch.setattr(search_dense, "_READY", weakref.WeakSet())
     assert main(["discover", "what do I have on tomorrow"]) == 0
-    assert "still encoding" not in capsys.readouterr().err
+    assert "has not encoded" not in capsys.readouterr().err
 
 
 @needs_dense
