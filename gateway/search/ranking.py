@@ -288,18 +288,17 @@ class Ranking:
 
     def _category_codes(self) -> tuple[dict[str, int], Any]:
         """Each category's code, and every tool's category code (numpy), built on first use."""
-        codes = self._codes.get("category")
-        if codes is None:
-            names = {c: n for n, c in enumerate(sorted(set(self._category)))}
-            codes = self._codes["category"] = (names, self._np.asarray([names[c] for c in self._category]))
-        return codes
+        return self._coded("category", self._category)
 
     def _action_codes(self) -> tuple[dict[str, int], Any]:
         """Each action's code, and every tool's action code (numpy), built on first use."""
-        codes = self._codes.get("action")
+        return self._coded("action", self._action)
+
+    def _coded(self, kind: str, values: list[str]) -> tuple[dict[str, int], Any]:
+        codes = self._codes.get(kind)
         if codes is None:
-            names = {a: n for n, a in enumerate(sorted(set(self._action)))}
-            codes = self._codes["action"] = (names, self._np.asarray([names[a] for a in self._action]))
+            names = {v: n for n, v in enumerate(sorted(set(values)))}
+            codes = self._codes[kind] = (names, self._np.asarray([names[v] for v in values]))
         return codes
 
     def _best_numpy(self, terms: list[tuple[int, float]], depth: int) -> list[int]:

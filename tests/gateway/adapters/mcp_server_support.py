@@ -41,6 +41,20 @@ ELICITATION_APPROVES = 'approvers = ["elicitation", "console", "terminal", "host
 """The [confirmation] line that lets an MCP client's user approve through elicitation (off by default)."""
 
 
+def initialize(request_id: int | str = 1, version: str = "2025-06-18") -> dict[str, Any]:
+    """A raw JSON-RPC `initialize` request, as a client opens a session with it."""
+    return {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": version,
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"},
+        },
+    }
+
+
 def write_config(
     directory: Path, extra: str = "", *, data_dir: Path | None = None, elicitation: bool = False
 ) -> Path:

@@ -33,22 +33,14 @@ from .mcp_server_support import (
     audit_outcomes,
     http_client,
     http_server,
+    initialize,
     server_env,
     text_of,
     write_config,
 )
 
 TOKEN = "console-admin-token-0123456789"
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "t", "version": "1"},
-    },
-}
+INITIALIZE = initialize()
 MCP_HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
 
 

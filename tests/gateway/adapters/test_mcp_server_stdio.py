@@ -16,6 +16,7 @@ from .mcp_server_support import (
     DELETE_NOTE,
     Human,
     audit_outcomes,
+    initialize,
     stdio_server,
     text_of,
     write_config,
@@ -175,16 +176,7 @@ def test_requests_piped_in_before_stdin_closes_are_all_answered(tmp_path: Path) 
     config = write_config(tmp_path)
     params = stdio_server(config)
     lines = [
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "t", "version": "1"},
-            },
-        },
+        initialize(),
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
         {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
         *(
