@@ -8,16 +8,18 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 import pytest
 
 from ..adapters.mcp_server_support import HttpServer, http_client, http_server, text_of, write_config
+
+T = TypeVar("T")
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -52,8 +54,7 @@ class Served:
             async with http_client(self.server.url) as client:
                 return text_of(await client.call_tool(name, arguments))
 
-        with ThreadPoolExecutor(1) as pool:  # the browser's event loop owns this thread
-            return pool.submit(anyio.run, scenario).result()
+        return off_the_browsers_loop(anyio.run, scenario)
 
 
 @pytest.fixture
@@ -66,6 +67,14 @@ def served(tmp_path: Path) -> Iterator[Served]:
     with http_server(config, env={"CONSOLE_TOKEN": ADMIN_TOKEN}) as server:
         yield Served(server, tmp_path)
     assert ADMIN_TOKEN not in "".join(server.output)
+
+
+def off_the_browsers_loop(run: Callable[..., T], *args: Any) -> T:
+    """`run(*args)` in a thread of its own: a module's browser (Playwright's sync API), once a test
+    has started it, holds a running event loop in this thread for the rest of the module, whatever
+    the order its tests run in; `asyncio.run` and `anyio.run` cannot start another one here."""
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(run, *args).result()
 
 
 @pytest.fixture(scope="module")

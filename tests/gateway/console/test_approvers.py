@@ -9,7 +9,6 @@ import hashlib
 import json
 import subprocess
 import sys
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +30,7 @@ from ..adapters.mcp_server_support import (
     text_of,
     write_config,
 )
-from .conftest import sign_in
+from .conftest import off_the_browsers_loop, sign_in
 
 ADMIN_TOKEN = "console-admin-token-0123456789"
 ALICE_TOKEN = "alice-admin-token-0123456789"
@@ -70,7 +69,7 @@ def test_by_default_an_mcp_client_that_can_be_asked_is_not_and_the_call_waits_fo
             body = text_of(await client.call_tool("invoke_tool", DELETE_NOTE))
             assert body["status"] == "confirmation_required" and body["pending_id"]
 
-    anyio.run(scenario)
+    off_the_browsers_loop(anyio.run, scenario)
     assert human.asked == []  # the client never answered its own question
     assert [r["outcome"] for r in _audit(tmp_path)] == ["pending_confirmation"]
 
@@ -82,7 +81,7 @@ def test_an_approval_through_elicitation_says_so_in_the_audit_log(tmp_path: Path
             done = await client.call_tool("invoke_tool", DELETE_NOTE)
             assert done.structured_content == {"deleted": "n1", "by": "local"}
 
-    anyio.run(scenario)
+    off_the_browsers_loop(anyio.run, scenario)
     (decision,) = [r for r in _audit(tmp_path) if r["outcome"] == "approved_by_host"]
     assert decision["decided_by"] == {"channel": "elicitation", "operator": "local"}
 
@@ -100,7 +99,7 @@ def test_a_token_cannot_approve_its_own_call_at_the_console_but_another_operator
                 assert body["status"] == "confirmation_required"
                 return str(body["pending_id"])
 
-        pending_id = anyio.run(held)
+        pending_id = off_the_browsers_loop(anyio.run, held)
         own = _decide(console, pending_id, "approve", ALICE_TOKEN)
         assert own.status_code == 403
         assert own.json() == {
@@ -116,7 +115,7 @@ def test_a_token_cannot_approve_its_own_call_at_the_console_but_another_operator
                 confirmed = {**DELETE_NOTE, "confirmation": pending_id}
                 return (await alice.call_tool("invoke_tool", confirmed)).structured_content
 
-        assert anyio.run(redeem) == {"deleted": "n1", "by": "alice"}
+        assert off_the_browsers_loop(anyio.run, redeem) == {"deleted": "n1", "by": "alice"}
     decisions = [r for r in _audit(tmp_path) if r["outcome"] == "approved_by_host"]
     assert [r["decided_by"] for r in decisions] == [{"channel": "console", "operator": "admin-token"}]
 
@@ -132,7 +131,7 @@ def test_approvals_from_a_channel_left_out_of_approvers_are_refused_and_denials_
             async with http_client(server.url, ALICE_TOKEN) as client:
                 return str(text_of(await client.call_tool("invoke_tool", DELETE_NOTE))["pending_id"])
 
-        pending_id = anyio.run(held)
+        pending_id = off_the_browsers_loop(anyio.run, held)
         refused = _decide(console, pending_id, "approve", ADMIN_TOKEN)
         assert refused.status_code == 403
         assert refused.json()["message"] == (
@@ -162,7 +161,7 @@ def test_gateway_approve_at_a_terminal_is_refused_when_terminals_may_not_approve
             async with http_client(server.url) as client:
                 return str(text_of(await client.call_tool("invoke_tool", DELETE_NOTE))["pending_id"])
 
-        pending_id = anyio.run(held)
+        pending_id = off_the_browsers_loop(anyio.run, held)
         answered = gateway("approve", pending_id)
     assert answered.returncode == 1
     assert answered.stderr == (
@@ -192,7 +191,7 @@ def test_the_elicitation_question_and_the_console_show_every_value_in_full_and_e
             async with http_client(server.url) as plain:  # cannot be asked: the call waits
                 assert text_of(await plain.call_tool("invoke_tool", delete))["preview"] == preview
 
-        anyio.run(scenario)
+        off_the_browsers_loop(anyio.run, scenario)
         bearer = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
         listed = httpx2.get(f"{console}/api/pending", headers=bearer).json()["pending"]
         page = httpx2.get(f"{console}/approvals", headers=bearer).text
@@ -214,8 +213,7 @@ def test_a_click_on_approve_by_the_principal_that_made_the_call_is_refused_on_th
             async with http_client(server.url, ALICE_TOKEN) as alice:
                 return str(text_of(await alice.call_tool("invoke_tool", DELETE_NOTE))["pending_id"])
 
-        with ThreadPoolExecutor(1) as pool:  # the browser's event loop owns this thread
-            pending_id = pool.submit(anyio.run, held).result()
+        pending_id = off_the_browsers_loop(anyio.run, held)
         sign_in(page, console, ALICE_TOKEN)
         page.locator(f'tr[data-pending-id="{pending_id}"]').get_by_role("button", name="Approve").click()
         expect(page.locator("#done")).to_contain_text(f"{pending_id} was not approved")

@@ -22,6 +22,7 @@ from gateway.runtime import policy_from
 
 from ..loopback_http import loopback
 from ..sample_tools import ALL_TOOLS
+from .conftest import off_the_browsers_loop
 from .conftest import sign_in as browser_sign_in
 from .test_sessions import TOKEN, sign_in
 
@@ -84,7 +85,7 @@ def test_an_activity_line_shows_the_toolsets_its_call_came_through(tmp_path: Pat
     gw = Gateway(Catalog(ALL_TOOLS), policy=policy_from(settings), audit=JsonlAuditLog(settings.audit_path))
     for toolsets in (frozenset({"reading", "notes"}), frozenset()):
         ctx = ToolContext(principal=Principal("bot", toolsets=toolsets))
-        assert run_sync(gw.invoke("notes_search", {"title": "milk"}, context=ctx)).ok
+        assert off_the_browsers_loop(run_sync, gw.invoke("notes_search", {"title": "milk"}, context=ctx)).ok
     second = len(settings.audit_path.read_bytes().splitlines(keepends=True)[0])
     app = console_app(gw, settings, environ={"CONSOLE_TOKEN": TOKEN})
     with loopback(Starlette(routes=[Mount("/console", app=app)])) as url, httpx.Client() as client:

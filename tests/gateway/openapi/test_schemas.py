@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from pathlib import Path
 from typing import Any
 
@@ -106,7 +107,7 @@ def doc(version: str = "3.0.3") -> dict[str, Any]:
                 "get": op("getPet", tags=["pets"], parameters=[{"$ref": "#/components/parameters/Nope"}]),
             },
         },
-        "components": COMPONENTS,
+        "components": copy.deepcopy(COMPONENTS),  # each test's own: a test may change its copy
     }
 
 
