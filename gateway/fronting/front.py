@@ -157,12 +157,13 @@ class Front:
             taken = {name for name in self.catalog.by_name if name not in self._names[server]}
             built: list[ToolDefinition] = []
             upstream: dict[str, str] = {}
-            for tool in sorted(tools, key=lambda t: t.name):
-                d = self._vet(server, tool, taken)
-                if d is not None:
-                    built.append(d)
-                    taken.add(d.name)
-                    upstream[d.name] = tool.name
+            with self.pins.batch():  # the new pins on disk once, before the tools are served
+                for tool in sorted(tools, key=lambda t: t.name):
+                    d = self._vet(server, tool, taken)
+                    if d is not None:
+                        built.append(d)
+                        taken.add(d.name)
+                        upstream[d.name] = tool.name
             try:
                 self.catalog.replace(self._names[server], built)
             except RegistrationError as exc:  # keep what we have; the problems say what to fix

@@ -9,11 +9,12 @@ change is reported instead of silently accepted ("rug pull").
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import re
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -164,6 +165,23 @@ class PinStore:
         except (OSError, ValueError):
             loaded = {}
         self._pins: dict[str, dict[str, dict[str, str]]] = loaded if isinstance(loaded, dict) else {}
+        self._batches = 0  # open `batch` blocks: a pin made inside waits for the last to end
+        self._unsaved = False
+
+    @contextlib.contextmanager
+    def batch(self) -> Iterator[None]:
+        """The pins made inside are written once, as the block ends: a server's whole tool list costs
+        one write, not one a tool (a list of thousands would rewrite the file thousands of times)."""
+        with self._lock:
+            self._batches += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._batches -= 1
+                if not self._batches and self._unsaved:
+                    self._unsaved = False
+                    self._save()
 
     def check(self, server: str, tool: str, parts: Mapping[str, Any]) -> tuple[str, ...]:
         """The names of the parts that differ from the pin; a tool seen for the first time is pinned."""
@@ -172,7 +190,10 @@ class PinStore:
             pinned = self._pins.setdefault(server, {}).get(tool)
             if pinned is None:
                 self._pins[server][tool] = hashes
-                self._save()
+                if self._batches:
+                    self._unsaved = True
+                else:
+                    self._save()
                 return ()
             return tuple(name for name in sorted(hashes) if pinned.get(name) != hashes[name])
 

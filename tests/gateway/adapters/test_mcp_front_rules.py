@@ -11,6 +11,7 @@ import pytest
 
 from gateway import Catalog, ConfigError, Gateway, Policy, Principal, Rule, render, run_sync
 from gateway.fronting import front as front_module
+from gateway.fronting import untrusted as untrusted_module
 from gateway.fronting.config import FrontConfig, ServerSettings, load_front_config
 from gateway.fronting.front import Front, Report, ToolsListener, UpstreamTool
 from gateway.fronting.untrusted import PinStore, clean_schema, clean_text
@@ -312,7 +313,15 @@ def test_a_server_of_thousands_of_tools_is_discovered_without_making_a_model(
         return made(name, schema)
 
     monkeypatch.setattr(front_module, "schema_params", making)
+    written = untrusted_module.write_json_atomic
+
+    def writing(path: Path, data: Any, **options: Any) -> None:
+        work["pin files written"] += 1  # the list's new pins at once, not a file a tool
+        written(path, data, **options)
+
+    monkeypatch.setattr(untrusted_module, "write_json_atomic", writing)
     connector.publish("calc", many)
+    assert work.pop("pin files written") == 1
     gw = Gateway(live)
     assert [t["name"] for t in gw.discover(Principal(), query="read record 1234")["tools"][:1]] == [
         "calc_get_record_1234"
