@@ -128,13 +128,25 @@ class Catalog:
         return len(self._tools)
 
     def merge(self, other: Catalog) -> None:
-        """Add every tool of another catalog (all or nothing)."""
+        """Add every tool of another catalog (all or nothing).
+
+        Its tools were checked as it took them, so only names that clash are looked for: a catalog of
+        tens of thousands of tools is taken in one step, not tool by tool.
+
+        Raises:
+            RegistrationError: every name both catalogs hold; nothing changed.
+        """
+        with other._lock:
+            theirs = dict(other._tools)
+            maps = (other.by_name, other.by_category, other.by_action)
         with self._lock:
             if not self._tools:  # the first catalog of a gateway: its checked maps are taken as they are
-                with other._lock:
-                    self._tools = dict(other._tools)
-                    self.by_name, self.by_category = other.by_name, other.by_category
-                    self.by_action = other.by_action
+                self._tools = theirs
+                self.by_name, self.by_category, self.by_action = maps
                 self.version += 1
                 return
-        self.register(*other)
+            clashes = sorted(name for name in theirs if name in self._tools)
+            if clashes:
+                raise RegistrationError([f"{name}: already registered" for name in clashes])
+            self._tools = {**self._tools, **theirs}
+            self._reindex()
