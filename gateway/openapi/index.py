@@ -79,7 +79,7 @@ def _required(doc: dict[str, Any], version: str, op: Operation) -> tuple[str, ..
     description is read (a fraction of a second for GitHub's), so that search never builds a model."""
     try:
         schema = layout(Converter(doc, version), op.path, op.method).schema
-    except (KeyError, TypeError, ValueError, RecursionError):  # the model reports what is wrong, on use
+    except Exception:  # a hint only: the model reports what is wrong when it is made, on use
         return ()
     return tuple(r for r in schema.get("required", ()) if isinstance(r, str))
 
