@@ -114,8 +114,20 @@ class IndexParts:
             and (not self.ids or largest(self.ids) < tools)
             and (self.vectors is None or (self.vectors.ndim == 2 and len(self.vectors) == tools))
             and (self.vocabulary is None or self.vocabulary.check())
-            and (self.objects is None or self.objects.check(tools))
+            and (self.objects is None or _objects_fit(self.objects, tools))
         )
+
+
+def _objects_fit(objects: ToolObjects, tools: int) -> bool:
+    """Whether the tools' object words are consistent with each other and with `tools` tools."""
+    starts, ids = objects.starts, objects.ids
+    return (
+        len(starts) == tools + 1
+        and starts[0] == 0
+        and starts[-1] == len(ids)
+        and ascending(starts)
+        and (not ids or largest(ids) < len(objects.words))
+    )
 
 
 def ascending(values: array[int]) -> bool:

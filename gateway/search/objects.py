@@ -133,16 +133,6 @@ class ToolObjects:
         words = self.words
         return frozenset(words[k] for k in self.ids[self.starts[i] : self.starts[i + 1]])
 
-    def check(self, tools: int) -> bool:
-        """Whether the arrays are consistent with each other and with `tools` tools."""
-        return (
-            len(self.starts) == tools + 1
-            and self.starts[0] == 0
-            and self.starts[-1] == len(self.ids)
-            and all(a <= b for a, b in pairwise(self.starts))
-            and (not self.ids or max(self.ids) < len(self.words))
-        )
-
     def holding(self, np: Any, wanted: Collection[str]) -> Any:
         """The tools (numpy ids, ascending) whose words include any of `wanted`: from a map of each
         word's tools, made on the first request that needs it."""
