@@ -167,11 +167,12 @@ class OpenApi:
         return [op for op in ops if kept(op)]
 
     def definitions(self) -> list[ToolDefinition]:
-        return [self.definition(op) for op in self.operations()]
+        # A key the gateway fills in itself (an API key) is not one the model gives: not required.
+        hidden = frozenset(name for _, name in self.credentials.hidden)
+        return [self.definition(op, hidden) for op in self.operations()]
 
-    def definition(self, op: Operation) -> ToolDefinition:
+    def definition(self, op: Operation, hidden: frozenset[str] = frozenset()) -> ToolDefinition:
         read_only, destructive = flags(op, self.settings.safe)
-        hidden = {name for _, name in self.credentials.hidden}
 
         def params() -> type[BaseModel]:
             return self.model(op)
@@ -203,7 +204,6 @@ class OpenApi:
             # each attempt may take the request timeout; retries wait at most as long again
             timeout=self.settings.timeout * (self.settings.retries + 2) + 5.0,
             metadata=MappingProxyType({k: v for k, v in metadata.items() if v}),
-            # A key the gateway fills in itself (an API key) is not one the model gives.
             required_params=tuple(k for k in op.required if k.lower() not in hidden),
         )
 
