@@ -343,10 +343,18 @@ def _verb_from_name(name: str) -> str:
     return name
 
 
-def definition_problems(d: ToolDefinition, *, undescribed: str = "the model reads it") -> list[str]:
+CallCheck = Callable[[Mapping[str, Any]], object]
+"""Checks one call's arguments, raising Pydantic's `ValidationError` when they do not fit."""
+
+
+def definition_problems(
+    d: ToolDefinition, *, undescribed: str = "the model reads it", check_call: CallCheck | None = None
+) -> list[str]:
     """Every reason a definition is unusable; empty when it is fine.
 
-    `undescribed` is the hint given for a parameter without a description.
+    `undescribed` is the hint given for a parameter without a description. A lazy tool's example
+    calls are checked with `check_call` when its provider gives one (a check that builds no model,
+    such as `schema_params.arguments_check`); a given model checks them itself.
     """
     label = d.name if isinstance(d.name, str) and d.name else "<unnamed tool>"
     problems: list[str] = []
@@ -376,7 +384,7 @@ def definition_problems(d: ToolDefinition, *, undescribed: str = "the model read
         bad("timeout must be positive")
     if d.is_lazy and callable(d.params):
         # Built on first use by a generator that has its own tests; checking it here would build it.
-        return problems + [f"{label}: {p}" for p in _example_problems(d.examples, None)]
+        return problems + [f"{label}: {p}" for p in _example_problems(d.examples, check_call)]
     if not (isinstance(d.params, type) and issubclass(d.params, BaseModel)):
         bad(f"params must be a pydantic BaseModel subclass, got {d.params!r}")
         return problems + [f"{label}: {p}" for p in _example_problems(d.examples, None)]
@@ -389,11 +397,14 @@ def definition_problems(d: ToolDefinition, *, undescribed: str = "the model read
         params_schema(d.params)
     except Exception as exc:  # any failure here is a schema problem to report, not to crash on
         bad(f"params model {d.params.__name__} has no JSON schema ({type(exc).__name__}: {exc})")
-    return problems + [f"{label}: {p}" for p in _example_problems(d.examples, d.params)]
+    model = d.params
+    return problems + [
+        f"{label}: {p}" for p in _example_problems(d.examples, lambda call: validate_arguments(model, call))
+    ]
 
 
-def _example_problems(examples: Sequence[object], params: type[BaseModel] | None) -> list[str]:
-    """What is wrong with a tool's examples; its calls are checked against `params` when given."""
+def _example_problems(examples: Sequence[object], check_call: CallCheck | None) -> list[str]:
+    """What is wrong with a tool's examples; its calls are checked with `check_call` when given."""
     problems = []
     requests = [e for e in examples if isinstance(e, str)]
     if len(requests) > MAX_EXAMPLE_REQUESTS:
@@ -408,9 +419,9 @@ def _example_problems(examples: Sequence[object], params: type[BaseModel] | None
                 )
         elif not isinstance(example, Mapping):
             problems.append(f"example {i} must be a request (a string) or a call (a mapping of parameters)")
-        elif params is not None:
+        elif check_call is not None:
             try:  # as the model would send it: JSON, strictly
-                validate_arguments(params, example)
+                check_call(example)
             except ValidationError as exc:
                 first = exc.errors(include_url=False)[0]
                 where = ".".join(map(str, first["loc"])) or "(parameters)"

@@ -10,8 +10,9 @@ the rejected value.
 from __future__ import annotations
 
 import copy
+import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, ClassVar, Literal
 
 from jsonschema import Draft202012Validator, SchemaError
@@ -20,7 +21,7 @@ from jsonschema.protocols import Validator
 from jsonschema.validators import validator_for
 from pydantic import BaseModel, PrivateAttr, ValidationError, model_serializer, model_validator
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaMode
-from pydantic_core import InitErrorDetails, PydanticCustomError
+from pydantic_core import InitErrorDetails, PydanticCustomError, to_json
 
 from .definition import PARAMS_CONFIG
 
@@ -61,8 +62,7 @@ class SchemaParams(BaseModel):
     @classmethod
     def required_fields(cls) -> tuple[str, ...]:
         """The schema's required property names (`arguments.required_fields`), without a copy."""
-        required = cls.input_schema.get("required")
-        return tuple(r for r in required if isinstance(r, str)) if isinstance(required, list) else ()
+        return required_properties(cls.input_schema)
 
     @classmethod
     def model_json_schema(
@@ -110,6 +110,48 @@ def schema_params(model_name: str, schema: Mapping[str, Any]) -> type[SchemaPara
         "json_validator": validator_class(frozen),
     }
     return type(model_name, (SchemaParams,), namespace)
+
+
+def lazy_schema_params(model_name: str, schema: Mapping[str, Any]) -> Callable[[], type[SchemaParams]]:
+    """`schema_params` deferred to the tool's first use (a `ToolDefinition`'s lazy `params`).
+
+    Check the schema with `schema_problems` first: a source of thousands of tools then costs one
+    check a tool as it is read, and a model only for the tools asked for.
+    """
+
+    def params() -> type[SchemaParams]:
+        return schema_params(model_name, schema)
+
+    return params
+
+
+def arguments_check(model_name: str, schema: Mapping[str, Any]) -> Callable[[Mapping[str, Any]], None]:
+    """Checks arguments against a usable `schema` as its model would (as JSON, the same problems
+    raised as a `ValidationError`) without making the model: for a lazy tool's example calls.
+
+    Raises (the check):
+        ValidationError: the arguments do not fit the schema.
+        PydanticSerializationError: an argument is not JSON data.
+    """
+    validator = validator_for(schema, default=Draft202012Validator)(dict(schema))
+
+    def check(arguments: Mapping[str, Any]) -> None:
+        errors = list(validator.iter_errors(json.loads(to_json(dict(arguments)))))
+        if errors:
+            raise ValidationError.from_exception_data(model_name, _problems(errors))
+
+    return check
+
+
+def required_properties(schema: Mapping[str, Any]) -> tuple[str, ...]:
+    """The property names a schema lists as required (a lazy tool's `required_params`)."""
+    required = schema.get("required")
+    return tuple(r for r in required if isinstance(r, str)) if isinstance(required, list) else ()
+
+
+def params_model_name(tool_name: str) -> str:
+    """`weather_lookup` -> `WeatherLookupParams`: the class name of a schema-described tool's model."""
+    return "".join(part.title() for part in tool_name.split("_") if part) + "Params"
 
 
 def _problems(errors: Iterable[SchemaViolation]) -> list[InitErrorDetails]:

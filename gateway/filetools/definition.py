@@ -28,7 +28,14 @@ from ..definition import MAX_SUMMARY_LENGTH, ToolDefinition, definition_problems
 from ..errors import ToolFailed
 from ..names import NAME_PATTERN, name_problem
 from ..policy import Audience
-from ..schema_params import SchemaParams, schema_params, schema_problems
+from ..schema_params import (
+    SchemaParams,
+    arguments_check,
+    lazy_schema_params,
+    params_model_name,
+    required_properties,
+    schema_problems,
+)
 from .scripts import OutputTooLarge, ScriptTimeout, environment, run_script
 
 DEFAULT_TIMEOUT = 30.0
@@ -217,7 +224,10 @@ def _build(
         verb=meta.action,
         summary=summary,
         description=description.strip(),
-        params=schema_params(_model_name(name), schema),
+        # The schema was checked above; its model is made on first use, so a directory of
+        # thousands of definitions costs one check each as it is read, not a model each.
+        params=lazy_schema_params(params_model_name(name), schema),
+        required_params=required_properties(schema),
         handler=_handler(name, script.absolute(), path.parent.absolute(), meta),
         read_only=meta.read_only,
         destructive=meta.destructive,
@@ -231,7 +241,7 @@ def _build(
         script=script,
     )
     # The shared checks (examples against the schema, among others) catch what is left.
-    for p in definition_problems(definition):
+    for p in definition_problems(definition, check_call=arguments_check(params_model_name(name), schema)):
         problems.add(p.removeprefix(f"{name}: "), problems.at("examples" if "example" in p else None))
     return definition
 
@@ -310,10 +320,6 @@ def _script(path: Path, named: str | None, problems: _Problems) -> Path | None:
         problems.add(f"script {candidates[0].name} is not executable (chmod +x it)", where)
         return None
     return candidates[0]
-
-
-def _model_name(name: str) -> str:
-    return "".join(part.title() for part in name.split("_") if part) + "Params"
 
 
 def _handler(name: str, script: Path, cwd: Path, meta: FrontMatter) -> Any:

@@ -32,7 +32,13 @@ from ..files import write_json_atomic
 from ..names import to_name
 from ..policy import Policy
 from ..rendering import safe_text
-from ..schema_params import SchemaParams, schema_params, schema_problems
+from ..schema_params import (
+    SchemaParams,
+    lazy_schema_params,
+    params_model_name,
+    required_properties,
+    schema_problems,
+)
 from .config import FrontConfig, ServerSettings
 from .untrusted import REMOVED, PinStore, clean_schema, clean_text
 
@@ -234,8 +240,8 @@ class Front:
             description=text,
             # The schema was checked above; its model (a validator over a copy) is made on first use,
             # so a server of thousands of tools costs one check each, not a model each.
-            params=_lazy_params(_model_name(name), schema),
-            required_params=_required(schema),
+            params=lazy_schema_params(params_model_name(name), schema),
+            required_params=required_properties(schema),
             handler=self._handler(server, tool.name, name),
             read_only=read_only,
             destructive=None if read_only else not (trusted and tool.destructive_hint is False),
@@ -367,20 +373,3 @@ def _action(upstream_name: str, read_only: bool) -> str:
 def _summary(text: str, fallback: str) -> str:
     line = next((ln.strip() for ln in text.splitlines() if ln.strip() and ln.strip() != REMOVED), fallback)
     return line if len(line) <= MAX_SUMMARY_LENGTH else line[: MAX_SUMMARY_LENGTH - 3].rstrip() + "..."
-
-
-def _lazy_params(model_name: str, schema: Mapping[str, Any]) -> Callable[[], type[SchemaParams]]:
-    def params() -> type[SchemaParams]:
-        return schema_params(model_name, schema)
-
-    return params
-
-
-def _required(schema: Mapping[str, Any]) -> tuple[str, ...]:
-    """The schema's required property names (`ToolDefinition.required_params`)."""
-    required = schema.get("required")
-    return tuple(r for r in required if isinstance(r, str)) if isinstance(required, list) else ()
-
-
-def _model_name(name: str) -> str:
-    return "".join(part.title() for part in name.split("_") if part) + "Params"

@@ -13,7 +13,8 @@ from gateway.config import load_settings
 from gateway.filetools.directories import FileTools
 from gateway.runtime import open_gateway
 
-from .filetools_support import call, gateway_over, write_tool
+from ..work_counts import counted
+from .filetools_support import ECHO, TEXT_SCHEMA, call, definition, gateway_over, write_tool
 
 
 def names(gw_result: dict[str, object]) -> list[str]:
@@ -188,3 +189,37 @@ def test_tools_check_without_a_tools_dir_is_a_usage_error(
 ) -> None:
     code, _, err = run(capsys, "tools", "check")
     assert code == 2 and "no tools directory" in err
+
+
+def test_a_directory_of_thousands_of_definitions_builds_no_model_until_one_is_asked_for(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Reading definitions and discovering among them make no params model (`tests.work_counts`);
+    the schema and an example call are still checked as each file is read."""
+    shared = tmp_path / "lookup.py"
+    shared.write_text(ECHO, encoding="utf-8")
+    shared.chmod(0o755)
+    for n in range(2_000):
+        (tmp_path / f"lookup_order_{n}.md").write_text(
+            definition(
+                schema=TEXT_SCHEMA,
+                summary=f"Look up order {n} in the shop's ledger.",
+                script="lookup.py",
+                examples=[f"where is order {n}", {"text": f"order {n}"}],
+            ),
+            encoding="utf-8",
+        )
+    (tmp_path / "bad_example.md").write_text(
+        definition(schema=TEXT_SCHEMA, script="lookup.py", examples=[{"text": 7}]), encoding="utf-8"
+    )
+    work = counted(monkeypatch)
+    gw, tools = gateway_over(tmp_path)
+    assert [p.message for p in tools.problems] == [
+        "example 0 does not validate: text: Must be of type string (1 error(s))"
+    ]
+    found = call(gw, "discover_tools", {"query": "look up order 1234 in the ledger"})
+    assert names(found)[:1] == ["lookup_order_1234"]
+    assert gw.catalog.by_name["lookup_order_7"].required_names() == ("text",)
+    assert work == {}
+    assert call(gw, "get_tool_schema", {"tool_name": "lookup_order_7"})["parameters"]["required"] == ["text"]
+    assert work == {"models": 1, "schemas": 1}

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from gateway import Catalog, ConfigError, Gateway, Policy, Principal, Rule, render, run_sync
-from gateway.fronting import front as front_module
+from gateway import schema_params as schema_params_module
 from gateway.fronting import untrusted as untrusted_module
 from gateway.fronting.config import FrontConfig, ServerSettings, load_front_config
 from gateway.fronting.front import Front, Report, ToolsListener, UpstreamTool
@@ -306,13 +306,13 @@ def test_a_server_of_thousands_of_tools_is_discovered_without_making_a_model(
         for n in range(3_000)
     ]
     work = counted(monkeypatch)
-    made = front_module.schema_params
+    made = schema_params_module.schema_params
 
     def making(name: str, schema: Mapping[str, Any]) -> Any:
         work["validators"] += 1  # a model over the schema, eager or lazy
         return made(name, schema)
 
-    monkeypatch.setattr(front_module, "schema_params", making)
+    monkeypatch.setattr(schema_params_module, "schema_params", making)
     written = untrusted_module.write_json_atomic
 
     def writing(path: Path, data: Any, **options: Any) -> None:
