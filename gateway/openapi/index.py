@@ -8,6 +8,13 @@ or a new gateway version never reads a stale list. It is JSON (a cache directory
 to cannot make the gateway run code); a damaged file is rebuilt, an unwritable directory costs a
 rebuild next time, never an error. Filters are applied to the index, so changing them needs no
 rebuild.
+
+Hashing is itself the largest cost of a warm start when there are many descriptions (a hundred and
+more, hundreds of megabytes), so the digest of each is remembered beside its index with the file's
+size, modification time and inode, as `git` remembers its work tree's: a description whose file is
+unchanged since it was hashed, and was already old then, is not read again. One changed in any of
+them, or modified within `RACY_SECONDS` of its hashing (a change the clock may not show), is read
+and hashed; and a description read later to make a model is checked against the digest anyway.
 """
 
 from __future__ import annotations
@@ -16,6 +23,7 @@ import contextlib
 import json
 import logging
 import os
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,6 +38,9 @@ INDEX_FORMAT = 3
 """Changes whenever what is indexed, or how, changes: older files are then ignored (2: text kept the
 space before a word that starts with punctuation, ".git"; 3: each operation's required parameters)."""
 MAX_CACHED_PER_ENTRY = 3
+RACY_SECONDS = 2.0
+"""A file modified this close to its hashing is hashed again next time: a change in the same tick
+of the file system's clock would leave its modification time as it was."""
 _log = logging.getLogger("gateway.openapi")
 
 
@@ -99,23 +110,76 @@ def load(entry: str, path: Path, cache_dir: Path | None) -> Index:
     Raises:
         SpecError: the description cannot be read or served.
     """
+    if cache_dir is None:
+        data = read_bytes(path)
+        return build(entry, data, path, content_hash(data))[0]
+    remembered = _remembered(entry, path, cache_dir)
+    if remembered is not None and (index := _cached(entry, remembered, cache_dir)) is not None:
+        return index
     data = read_bytes(path)
     digest = content_hash(data)
-    cached = cache_dir / f"{entry}-{digest[:16]}-{INDEX_FORMAT}.json" if cache_dir else None
-    if cached is not None:
-        try:
-            index = decode(json.loads(cached.read_bytes()), entry, digest)
-            with contextlib.suppress(OSError):
-                os.utime(cached)  # recently used: kept by the pruning
+    if digest != remembered:
+        _remember(entry, path, cache_dir, digest)
+        if (index := _cached(entry, digest, cache_dir)) is not None:
             return index
-        except FileNotFoundError:
-            pass
-        except (OSError, ValueError, KeyError, TypeError, IndexError) as exc:
-            _log.warning("rebuilding the openapi index of %s: %s is unusable (%s)", entry, cached, exc)
     index, _ = build(entry, data, path, digest)
-    if cached is not None:
-        _save(cached, encode(index), entry)
+    _save(_cache_file(entry, digest, cache_dir), encode(index), entry)
     return index
+
+
+def _cache_file(entry: str, digest: str, cache_dir: Path) -> Path:
+    return cache_dir / f"{entry}-{digest[:16]}-{INDEX_FORMAT}.json"
+
+
+def _cached(entry: str, digest: str, cache_dir: Path) -> Index | None:
+    """The cached index of this content, or None (absent, or unusable: then it is rebuilt)."""
+    cached = _cache_file(entry, digest, cache_dir)
+    try:
+        index = decode(json.loads(cached.read_bytes()), entry, digest)
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError, KeyError, TypeError, IndexError) as exc:
+        _log.warning("rebuilding the openapi index of %s: %s is unusable (%s)", entry, cached, exc)
+        return None
+    with contextlib.suppress(OSError):
+        os.utime(cached)  # recently used: kept by the pruning
+    return index
+
+
+def _signature(path: Path) -> list[Any] | None:
+    """What says a file is unchanged: its absolute path, size, modification time, inode and device."""
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return [str(path.absolute()), st.st_size, st.st_mtime_ns, st.st_ino, st.st_dev]
+
+
+def _remembered(entry: str, path: Path, cache_dir: Path) -> str | None:
+    """The digest `path` had when it was last hashed, if the file has not changed since (module doc)."""
+    signature = _signature(path)
+    try:
+        memo = json.loads((cache_dir / f"{entry}.digest.json").read_bytes())
+        digest, hashed_ns, seen = memo["digest"], memo["hashed_ns"], memo["file"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if signature is None or seen != signature or not isinstance(digest, str) or len(digest) != 64:
+        return None
+    if not isinstance(hashed_ns, int) or signature[2] > hashed_ns - RACY_SECONDS * 1e9:
+        return None  # modified too close to its hashing to trust the clock
+    return digest
+
+
+def _remember(entry: str, path: Path, cache_dir: Path, digest: str) -> None:
+    """Keep the digest just computed for the next start (read back by `_remembered`)."""
+    signature = _signature(path)
+    if signature is None:
+        return
+    memo = {"digest": digest, "hashed_ns": time.time_ns(), "file": signature}
+    try:
+        write_json_atomic(cache_dir / f"{entry}.digest.json", memo, compact=True)
+    except OSError as exc:  # costs a hash next time, nothing more
+        _log.warning("could not write the openapi digest memo of %s: %s", entry, exc)
 
 
 def encode(index: Index) -> dict[str, Any]:

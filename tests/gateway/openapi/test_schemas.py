@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import os
 from pathlib import Path
 from typing import Any
 
@@ -280,6 +281,81 @@ def test_an_edited_spec_is_indexed_again(tmp_path: Path) -> None:
     document["paths"]["/pets"]["post"]["operationId"] = "createPet"
     tools = served(tmp_path, document)
     assert "shop_create_pet" in tools and "shop_add_pet" not in tools
+
+
+def _reads(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    """The descriptions `gateway.openapi.index` reads from now on."""
+    from gateway.openapi import index
+
+    read: list[Path] = []
+    real = index.read_bytes
+
+    def reading(path: Path) -> bytes:
+        read.append(path)
+        return real(path)
+
+    monkeypatch.setattr(index, "read_bytes", reading)
+    return read
+
+
+def _age(path: Path, seconds: float = 3600) -> None:
+    then = path.stat().st_mtime - seconds
+    os.utime(path, (then, then))
+
+
+def test_an_unchanged_description_is_not_read_again_at_the_next_start(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its digest is remembered with the file's size, time and inode (gateway.openapi.index)."""
+    path = write_spec(tmp_path, doc())
+    _age(path)
+    read = _reads(monkeypatch)
+    first = served(tmp_path, doc())  # written again, the same bytes: hashed once more
+    _age(path)
+    assert len(read) == 1
+    second = OpenApi(OpenApiSettings(name="shop", spec=path), tmp_path / "cache")
+    second.definitions()
+    third = OpenApi(OpenApiSettings(name="shop", spec=path), tmp_path / "cache")
+    assert sorted(d.name for d in third.definitions()) == sorted(first)
+    assert len(read) == 2  # the second start hashed it (old now); the third read nothing
+    # The description itself is still checked against the digest before a model is made of it.
+    assert third.definitions()[0].json_schema["type"] == "object"
+
+
+def test_a_description_edited_in_place_is_read_again_whatever_its_size(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = write_spec(tmp_path, doc())
+    _age(path)
+
+    def names() -> set[str]:
+        return {
+            d.name for d in OpenApi(OpenApiSettings(name="shop", spec=path), tmp_path / "cache").definitions()
+        }
+
+    read = _reads(monkeypatch)
+    names()
+    assert "shop_add_pet" in names()
+    assert read == [path]  # remembered after the first start
+    before = path.stat()
+    path.write_text(path.read_text().replace('"addPet"', '"newPet"'))  # in place, as long
+    _age(path, 1800)
+    assert (path.stat().st_size, path.stat().st_ino) == (before.st_size, before.st_ino)
+    assert "shop_new_pet" in names()
+    assert read == [path, path]
+
+
+def test_a_description_changed_just_before_it_was_hashed_is_hashed_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A change in the same tick of the clock as the hashing leaves no trace in the file's time:
+    a file that new when it was hashed is never trusted by its time alone."""
+    path = write_spec(tmp_path, doc())
+    served(tmp_path, doc())
+    read = _reads(monkeypatch)
+    OpenApi(OpenApiSettings(name="shop", spec=path), tmp_path / "cache").definitions()
+    OpenApi(OpenApiSettings(name="shop", spec=path), tmp_path / "cache").definitions()
+    assert read == [path, path]
 
 
 def test_spec_text_is_cleaned_before_the_model_reads_it(tmp_path: Path) -> None:
