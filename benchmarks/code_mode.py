@@ -45,10 +45,10 @@ from zoneinfo import ZoneInfo
 from pydantic import BaseModel
 
 from gateway import PARAMS_CONFIG, Catalog, Gateway, run_sync, tool
-from gateway.client_settings import CodeSettings
 from gateway.code import enable
-from gateway.config import Settings
 from gateway.runtime import open_gateway
+from gateway.settings.loading import Settings
+from gateway.settings.sections import CodeSettings
 
 from .code_mode_tasks import TASKS, Play
 

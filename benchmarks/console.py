@@ -27,8 +27,8 @@ from pathlib import Path
 import httpx2
 
 from gateway import Catalog, Gateway
-from gateway.config import Settings
 from gateway.console import console_app
+from gateway.settings.loading import Settings
 
 TOKEN = "benchmark-admin-token"
 TOOLS = [f"tool_{i:02d}" for i in range(40)]

@@ -41,8 +41,8 @@ from typing import Any
 from mcp import Client
 
 from gateway import Gateway, ToolContext
-from gateway.config import load_settings
 from gateway.runtime import open_gateway
+from gateway.settings.loading import load_settings
 
 MAX_CLIENTS = 64
 MAX_ROUNDS = 1000

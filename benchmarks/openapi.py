@@ -24,7 +24,7 @@ _CHILD = """
 import json, sys, time, tracemalloc
 from pathlib import Path
 from gateway.catalog import Catalog
-from gateway.config import OpenApiSettings
+from gateway.settings.loading import OpenApiSettings
 from gateway.openapi import OpenApi
 mode, spec, cache, memory = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3]), sys.argv[4] == "1"
 if memory:
@@ -58,9 +58,9 @@ def tokens(spec: Path, cache: Path) -> tuple[int, int, float, int]:
     from gateway import Gateway
     from gateway.adapters import anthropic
     from gateway.catalog import Catalog
-    from gateway.config import OpenApiSettings
     from gateway.context import Principal
     from gateway.openapi import OpenApi
+    from gateway.settings.loading import OpenApiSettings
 
     api = OpenApi(OpenApiSettings(name="api", spec=spec), cache)
     defs = api.definitions()

@@ -246,7 +246,7 @@ def in_process_figures(home: Path, catalog: Catalog) -> tuple[int, float, float]
     code = (
         "import json, statistics, sys, time\n"
         "from gateway import Principal\n"
-        "from gateway.config import load_settings\n"
+        "from gateway.settings.loading import load_settings\n"
         "from gateway.runtime import open_gateway\n"
         "from benchmarks.scale import REQUESTS, index_bytes\n"
         "with open_gateway(load_settings()) as gw:\n"

@@ -3,7 +3,6 @@
 from .actions import ACTIONS, normalize_action
 from .audit import AuditRecord, JsonlAuditLog, MemoryAuditLog, redact_secrets
 from .catalog import Catalog
-from .confirmation import ApprovalRefused, ConfirmationGate, DecidedBy, MemoryConfirmationStore
 from .context import ErrorInfo, PendingConfirmation, Principal, Problem, ToolContext, ToolResult
 from .definition import PARAMS_CONFIG, NoParams, ToolDefinition, tool
 from .engine import Gateway, run_sync
@@ -19,6 +18,7 @@ from .errors import (
     UnknownTool,
     UserError,
 )
+from .gate.confirmation import ApprovalRefused, ConfirmationGate, DecidedBy, MemoryConfirmationStore
 from .meta_tools import META_TOOL_NAMES
 from .named_toolsets import NamedToolset, Toolsets
 from .policy import Policy, Rule

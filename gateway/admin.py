@@ -13,9 +13,9 @@ import hashlib
 from collections.abc import Mapping
 from pathlib import Path
 
-from .config import Settings
 from .errors import UserError
 from .files import private_secret
+from .settings.loading import Settings
 
 ADMIN_ROLE = "admin"
 ADMIN_NAME = "admin-token"

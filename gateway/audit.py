@@ -24,10 +24,10 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from .config import path_problem
 from .context import PendingConfirmation
 from .errors import UserError
 from .files import private_dir
+from .settings.loading import path_problem
 
 log = logging.getLogger("gateway")
 

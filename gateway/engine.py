@@ -22,7 +22,10 @@ from . import discovery
 from .arguments import Unusable, read_arguments, validate_arguments
 from .audit import Auditor, AuditSink, Outcome, Redactor, redact_secrets
 from .catalog import Catalog
-from .confirmation import (
+from .context import ErrorInfo, PendingConfirmation, Principal, Problem, ToolContext, ToolResult
+from .definition import ToolDefinition
+from .errors import ToolFailed, ToolInputError, UnknownTool
+from .gate.confirmation import (
     HOST,
     ConfirmationGate,
     DecidedBy,
@@ -31,9 +34,6 @@ from .confirmation import (
     Refused,
     describe_call,
 )
-from .context import ErrorInfo, PendingConfirmation, Principal, Problem, ToolContext, ToolResult
-from .definition import ToolDefinition
-from .errors import ToolFailed, ToolInputError, UnknownTool
 from .indexes import Indexes
 from .limits import Limiter
 from .meta_tools import build_meta_catalog

@@ -12,7 +12,7 @@ from .context import ErrorInfo
 
 if TYPE_CHECKING:
     from .audit import Outcome
-    from .confirmation import DecidedBy
+    from .gate.confirmation import DecidedBy
 
 
 class CallRefused(Exception):

@@ -13,20 +13,19 @@ from pathlib import Path
 from . import code
 from .audit import JsonlAuditLog
 from .catalog import Catalog, bulk_allocation
-from .client_settings import LimiterSettings, LimitSettings
-from .config import Settings
-from .confirmation import Approver, ConfirmationGate
 from .context import Principal
 from .engine import Gateway
 from .errors import UserError
 from .files import keep_private, sqlite_files
+from .gate.confirmation import Approver, ConfirmationGate
+from .gate.stores import close_store, open_store
 from .limits import Limit, Limiter, RedisBackend
 from .named_toolsets import NamedToolset, Toolsets, confine
 from .policy import Policy, Rule
 from .search.encoder import packages_installed, use_model
 from .search.models import DEFAULT_MODEL, ModelReference
-from .settings import DenseSettings
-from .stores import close_store, open_store
+from .settings.loading import Settings
+from .settings.sections import DenseSettings, LimiterSettings, LimitSettings
 from .telemetry.setup import open_telemetry
 from .toolset import ProviderOptions, load_provider
 from .usage import Limits, RedisUsageStore, SessionTracker, SqliteUsageStore, Usage, UsageStore

@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from gateway import ToolContext, render, run_sync
-from gateway.client_settings import CodeSettings
-from gateway.config import Settings
 from gateway.runtime import open_gateway, principal_from
+from gateway.settings.loading import Settings
+from gateway.settings.sections import CodeSettings
 
 from .concepts_session import NOW
 

@@ -22,8 +22,8 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from gateway import ToolContext, render, run_sync
-from gateway.config import Settings
 from gateway.runtime import open_gateway, principal_from
+from gateway.settings.loading import Settings
 
 PAGE = Path(__file__).resolve().parents[1] / "docs" / "concepts.md"
 NOW = datetime(2026, 11, 23, 9, 0, tzinfo=ZoneInfo("Europe/Berlin"))

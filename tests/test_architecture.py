@@ -5,7 +5,9 @@ from __future__ import annotations
 import ast
 import importlib
 import re
+import tomllib
 from pathlib import Path
+from typing import Any
 
 import pytest
 from importlinter.application.use_cases import lint_imports
@@ -98,3 +100,109 @@ def test_the_architecture_page_names_every_core_module() -> None:
     core = sorted(p.stem for p in (ROOT / "gateway").glob("*.py") if p.stem != "__init__")
     missing = [name for name in core if f"`{name}.py`" not in ARCHITECTURE]
     assert not missing, f"docs/architecture.md does not place: {missing}"
+
+
+CORE_ROOMS = {"gateway.gate", "gateway.settings"}
+"""Rooms that belong to the core: the core's import rules treat them as its own modules."""
+MAY_IMPORT = {
+    "The core imports no room but search, usage, telemetry and code": {
+        "gateway.search",
+        "gateway.usage",
+        "gateway.telemetry",
+        "gateway.code",
+    },
+    "Telemetry builds on the core only": set(),
+    "Code mode builds on the core only": {"gateway.search", "gateway.telemetry"},
+    "The search engine knows tool definitions": set(),
+    "Learning from use builds on the core and the search engine": {
+        "gateway.search",
+        "gateway.telemetry",
+        "gateway.code",
+    },
+    "Fronting, file tools and OpenAPI build on the core only": {
+        "gateway.telemetry",
+        "gateway.code",
+        "gateway.console",
+    },
+    "The agent loop is vendor-neutral": {
+        "gateway.search",
+        "gateway.usage",
+        "gateway.telemetry",
+        "gateway.code",
+        "gateway.console",
+    },
+    "Adapters never reach up": {
+        "gateway.agent",
+        "gateway.code",
+        "gateway.filetools",
+        "gateway.fronting",
+        "gateway.openapi",
+        "gateway.search",
+        "gateway.telemetry",
+        "gateway.usage",
+    },
+    "The console reads the gateway": {
+        "gateway.code",
+        "gateway.filetools",
+        "gateway.fronting",
+        "gateway.search",
+        "gateway.telemetry",
+        "gateway.usage",
+    },
+    "Services use the gateway's core only": {"gateway.code", "gateway.console"},
+}
+"""For each import rule that lists rooms: the rooms it lets its modules import. Every other room must
+be in its forbidden list, so a new room is placed by every rule or this test fails."""
+
+
+def _contracts() -> list[dict[str, Any]]:
+    return list(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"])
+
+
+def _units() -> tuple[set[str], set[str]]:
+    """The gateway's root modules (and core rooms), and its other rooms, as dotted names."""
+    gateway_dir = ROOT / "gateway"
+    modules = {f"gateway.{p.stem}" for p in gateway_dir.glob("*.py") if p.stem != "__init__"}
+    rooms = {f"gateway.{p.parent.name}" for p in gateway_dir.glob("*/__init__.py")}
+    return modules | (rooms & CORE_ROOMS), rooms - CORE_ROOMS
+
+
+def test_the_core_rule_lists_every_core_module_and_places_every_room() -> None:
+    core, rooms = _units()
+    (rule,) = [c for c in _contracts() if c["name"].startswith("The core imports no room")]
+    assert set(rule["source_modules"]) == core, (
+        "list every root module of gateway/ (and core room) as a source"
+    )
+    placed = (
+        set(rule["forbidden_modules"])
+        | MAY_IMPORT["The core imports no room but search, usage, telemetry and code"]
+    )
+    assert placed == rooms, f"say whether the core may import {sorted(rooms - placed)}"
+
+
+def test_every_rule_over_rooms_places_every_room() -> None:
+    _, rooms = _units()
+    rules = {c["name"]: c for c in _contracts() if c["type"] == "forbidden"}
+    checked = 0
+    for prefix, allowed in MAY_IMPORT.items():
+        (name,) = [n for n in rules if n.startswith(prefix)]
+        sources = set(rules[name]["source_modules"])
+        forbidden = set(rules[name]["forbidden_modules"])
+        assert not forbidden & allowed, f"{name}: both allowed and forbidden: {sorted(forbidden & allowed)}"
+        unplaced = rooms - sources - forbidden - allowed
+        assert not unplaced, (
+            f"{name}: forbid or allow {sorted(unplaced)} (tests/test_architecture.py MAY_IMPORT)"
+        )
+        checked += 1
+    assert checked == len(MAY_IMPORT) >= 9
+
+
+def test_third_party_rules_protect_rather_than_list() -> None:
+    """A rule that says "only X imports Y" is a `protected` contract: a new module is covered by it."""
+    for contract in _contracts():
+        if contract["type"] == "forbidden":
+            assert all(m.startswith(("gateway", "services")) for m in contract["forbidden_modules"]), (
+                contract["name"]
+            )
+    protected = {m for c in _contracts() if c["type"] == "protected" for m in c["protected_modules"]}
+    assert {"anthropic", "openai", "mcp", "opentelemetry", "pydantic_monty", "googleapiclient"} <= protected

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from benchmarks.scale import CI_SLACK, TARGETS, Row, check, combined, figures
-from gateway.settings import OpenApiSettings
+from gateway.settings.sections import OpenApiSettings
 
 
 def _spec(path: Path, operations: int) -> Path:

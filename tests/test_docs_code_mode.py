@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gateway.client_settings import CodeSettings
 from gateway.code import text
+from gateway.settings.sections import CodeSettings
 
 from . import code_mode_session, concepts_session
 

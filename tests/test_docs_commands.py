@@ -35,8 +35,8 @@ import pytest
 
 from gateway import ToolContext, run_sync
 from gateway.cli import main
-from gateway.config import load_settings
 from gateway.runtime import open_gateway, principal_from
+from gateway.settings.loading import load_settings
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]

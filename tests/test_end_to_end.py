@@ -15,8 +15,8 @@ import pytest
 
 from gateway import Gateway, ToolResult, render, run_sync
 from gateway.cli import main
-from gateway.config import load_settings
 from gateway.runtime import open_gateway
+from gateway.settings.loading import load_settings
 
 BERLIN = ZoneInfo("Europe/Berlin")
 

@@ -19,7 +19,7 @@ from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 
 from ..admin import admin_tokens, local_token_path, uses_local_token
-from ..config import Settings, default_data_dir
+from ..settings.loading import Settings, default_data_dir
 from ..telemetry import Telemetry
 from ..telemetry.setup import INSTALL
 

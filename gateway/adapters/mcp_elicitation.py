@@ -27,9 +27,9 @@ import mcp_types as types
 from mcp.server import ServerRequestContext
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from ..confirmation import ApprovalRefused, DecidedBy
 from ..context import PendingConfirmation, ToolContext, ToolResult
 from ..engine import Gateway
+from ..gate.confirmation import ApprovalRefused, DecidedBy
 from . import mcp
 
 log = logging.getLogger("gateway.mcp")

@@ -33,8 +33,8 @@ from mcp.server.transport_security import (
 )
 from starlette.routing import Mount, Route
 
-from ..config import Settings
 from ..runtime import toolsets_from
+from ..settings.loading import Settings
 from .admin import approval_hint, sign_in_hint
 from .jsonrpc_checks import JsonRpcGuard
 from .mcp_calls import running_calls

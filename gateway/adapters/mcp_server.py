@@ -34,13 +34,13 @@ from mcp.server.auth.provider import AccessToken
 from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from mcp.shared.exceptions import MCPError
 
-from ..config import APP_NAME, Settings
 from ..context import Principal, ToolContext
 from ..engine import Gateway
+from ..gate.stores import resolve_auto_store
 from ..named_toolsets import confine
 from ..rendering import ShownFormatter, safe_text
 from ..runtime import open_gateway, principal_from
-from ..stores import resolve_auto_store
+from ..settings.loading import APP_NAME, Settings
 from ..usage import NO_SESSION
 from . import mcp
 from .admin import approval_hint, metrics_route

@@ -31,11 +31,11 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from ..config import Settings
 from ..context import Principal
 from ..errors import UserError
 from ..named_toolsets import confine
 from ..rendering import safe_text
+from ..settings.loading import Settings
 from .oauth import MappedToken
 
 AT_TOOLSET: contextvars.ContextVar[frozenset[str]] = contextvars.ContextVar(

@@ -33,7 +33,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from ..errors import UserError
 from ..named_toolsets import NO_TOOLSETS, Toolsets
 from ..rendering import safe_text
-from ..serve_settings import OAuthSettings, https_or_loopback
+from ..settings.sections import OAuthSettings, https_or_loopback
 
 log = logging.getLogger("gateway.oauth")
 

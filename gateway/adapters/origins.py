@@ -28,9 +28,9 @@ from urllib.parse import urlsplit
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from ..config import Settings
 from ..errors import UserError
 from ..rendering import safe_text
+from ..settings.loading import Settings
 
 log = logging.getLogger("gateway.http")
 

@@ -17,10 +17,10 @@ import inspect
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Literal
 
-from ..confirmation import Approver, decider_of
 from ..context import ErrorInfo, ToolContext, ToolResult
 from ..definition import ToolDefinition
 from ..engine import Gateway
+from ..gate.confirmation import Approver, decider_of
 from ..rendering import render, safe_text
 from .calls import Outcome, ToolCall, drop_strict_nulls, parse_arguments
 from .content import blocks_of

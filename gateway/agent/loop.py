@@ -13,11 +13,11 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..catalog import Catalog, Registrable
-from ..confirmation import Approver
 from ..context import ErrorInfo, ToolContext, ToolResult
 from ..definition import ToolDefinition
 from ..engine import Gateway, run_sync
 from ..errors import UserError
+from ..gate.confirmation import Approver
 from ..meta_tools import META_TOOL_NAMES
 from ..rendering import render
 from .calls import ModelTurn, Outcome, ToolCall

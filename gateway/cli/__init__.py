@@ -22,13 +22,13 @@ from contextlib import suppress
 from typing import NoReturn
 
 from ..audit import AuditLogUnavailable, JsonlAuditLog
-from ..config import Settings
 from ..context import ToolContext
 from ..engine import run_sync
 from ..errors import UserError
+from ..gate.stores import resolve_auto_store
 from ..rendering import shown
 from ..runtime import open_gateway, principal_from
-from ..stores import resolve_auto_store
+from ..settings.loading import Settings
 from . import approvals, chat, commands, console, demo, limits, model, openapi, usage
 from .messages import for_a_person, note, progress_on_stderr
 from .output import print_result

@@ -10,9 +10,9 @@ import sys
 import textwrap
 import time
 
-from ..confirmation import ApprovalRefused, DecidedBy
 from ..context import PendingConfirmation
 from ..engine import Gateway
+from ..gate.confirmation import ApprovalRefused, DecidedBy
 from ..rendering import shown, to_jsonable
 from .messages import NO_TERMINAL, answered_yes
 from .output import dump

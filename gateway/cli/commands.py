@@ -8,13 +8,13 @@ import sys
 import time
 from typing import Any
 
-from ..config import Settings
 from ..context import ToolContext
 from ..engine import Gateway, run_sync
 from ..errors import UserError
 from ..rendering import shown
 from ..runtime import open_gateway
 from ..search import default_cache_dir
+from ..settings.loading import Settings
 from .approvals import TerminalApprover
 from .messages import for_a_person, not_approved_without_a_terminal, note
 from .output import dump, print_result

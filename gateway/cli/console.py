@@ -16,11 +16,11 @@ from collections.abc import Callable
 from typing import Any
 
 from ..admin import local_token_path, uses_local_token
-from ..config import Settings
 from ..engine import Gateway
 from ..errors import UserError
+from ..gate.stores import resolve_auto_store
 from ..runtime import open_gateway
-from ..stores import resolve_auto_store
+from ..settings.loading import Settings
 
 _LOOPBACK = ("127.0.0.1", "localhost", "::1")
 

@@ -14,11 +14,11 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from ..config import AuditSettings, ConfirmationSettings, PolicySettings, Settings
 from ..context import ToolContext, ToolResult
 from ..engine import Gateway, run_sync
 from ..rendering import result_payload
 from ..runtime import open_gateway, principal_from
+from ..settings.loading import AuditSettings, ConfirmationSettings, PolicySettings, Settings
 from .messages import note
 from .output import dump
 

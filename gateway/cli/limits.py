@@ -5,11 +5,11 @@ from __future__ import annotations
 import argparse
 import math
 
-from ..config import Settings
 from ..errors import UserError
 from ..limits import LimitState, Unreachable
 from ..rendering import shown
 from ..runtime import limiter_from, principal_from
+from ..settings.loading import Settings
 from .messages import note
 from .output import dump
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import argparse
 
-from ..config import Settings
 from ..runtime import dense_model
 from ..search.models import check, pull
+from ..settings.loading import Settings
 from .output import dump
 
 

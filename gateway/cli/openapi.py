@@ -6,9 +6,9 @@ import argparse
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..config import OpenApiSettings, Settings
 from ..errors import UserError
 from ..rendering import shown
+from ..settings.loading import OpenApiSettings, Settings
 from .output import dump
 
 

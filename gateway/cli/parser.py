@@ -9,8 +9,8 @@ from __future__ import annotations
 import argparse
 from importlib.metadata import PackageNotFoundError, version
 
-from ..config import Settings, load_settings
 from ..discovery import MAX_DISCOVER_LIMIT
+from ..settings.loading import Settings, load_settings
 from . import chat, console, model, openapi, usage
 from .commands import FORMATS
 

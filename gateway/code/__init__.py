@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..client_settings import CodeSettings
+from ..settings.sections import CodeSettings
 from .programs import Backend, Programs
 from .tool import RunCodeParams, run_code_alone, run_code_definition, with_run_code
 

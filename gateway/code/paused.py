@@ -22,10 +22,10 @@ from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
 from ..audit import Auditor
-from ..client_settings import CodeSettings
-from ..confirmation import ConfirmationGate
 from ..context import PendingConfirmation, Principal, ToolContext
-from ..stores import Holders
+from ..gate.confirmation import ConfirmationGate
+from ..gate.stores import Holders
+from ..settings.sections import CodeSettings
 
 Ending = Literal["confirmation_expired", "max_paused", "max_paused_mb", "gateway_stopping", "process_ended"]
 """Why a paused program ended before it resumed, as the audit line of its declined call says:

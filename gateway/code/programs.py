@@ -27,14 +27,14 @@ from typing import Any, Protocol
 from pydantic import BaseModel, ValidationError
 
 from ..audit import Auditor, Outcome
-from ..client_settings import CodeSettings
-from ..confirmation import ConfirmationGate
 from ..context import ErrorInfo, PendingConfirmation, Principal, ToolContext, ToolResult
 from ..definition import ToolDefinition
 from ..errors import ToolFailed, ToolInputError
+from ..gate.confirmation import ConfirmationGate
 from ..meta_tools import Backend as MetaBackend
 from ..meta_tools import DiscoverParams
 from ..rendering import error_info, to_jsonable
+from ..settings.sections import CodeSettings
 from . import text
 from .imports import ALLOWED, refused_import
 from .paused import Paused, PausedPrograms, Program

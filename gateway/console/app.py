@@ -26,8 +26,8 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..admin import local_token_path, uses_local_token
-from ..config import Settings
 from ..engine import Gateway
+from ..settings.loading import Settings
 from .auth import LOGIN_COOKIE, SESSION_COOKIE, Sessions
 from .pages import Pages
 from .site import Console

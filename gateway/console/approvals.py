@@ -16,9 +16,9 @@ import time
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ..confirmation import DecidedBy
 from ..context import PendingConfirmation
 from ..engine import Gateway
+from ..gate.confirmation import DecidedBy
 from ..rendering import shown, to_jsonable
 
 Verdict = Literal["approved", "denied", "gone"]

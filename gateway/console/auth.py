@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 
 from ..admin import admin_tokens
-from ..config import Settings
+from ..settings.loading import Settings
 
 """Who decided, in the audit log, when the console's own admin token signed in."""
 SESSION_COOKIE = "gateway_console"

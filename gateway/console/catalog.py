@@ -9,7 +9,6 @@ import json
 import logging
 from dataclasses import dataclass, field
 
-from ..config import Settings
 from ..context import Principal
 from ..definition import ToolDefinition
 from ..engine import Gateway
@@ -19,6 +18,7 @@ from ..fronting.front import Front, Report
 from ..named_toolsets import NamedToolset
 from ..rendering import to_jsonable
 from ..runtime import principal_from
+from ..settings.loading import Settings
 
 log = logging.getLogger("gateway.console")
 NO_ROLE = "(no role)"

@@ -8,9 +8,9 @@ from datetime import datetime
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response, StreamingResponse
 
-from ..confirmation import ApprovalRefused, ProgramEnded
 from ..discovery import overview
 from ..errors import UserError
+from ..gate.confirmation import ApprovalRefused, ProgramEnded
 from ..limits import LimitState, Unreachable
 from ..named_toolsets import confine
 from ..runtime import principal_from

@@ -13,9 +13,9 @@ from markupsafe import Markup
 from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
-from ..config import Settings
 from ..engine import Gateway
 from ..rendering import shown
+from ..settings.loading import Settings
 from .auth import SESSION_COOKIE, AdminTokens, Session, Sessions, session_key
 
 

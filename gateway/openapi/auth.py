@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, quote_plus
 
-from ..config import OpenApiAuthSettings
 from ..errors import ToolFailed, UserError
+from ..settings.loading import OpenApiAuthSettings
 from .origins import origin, shown
 
 REDACTED = "[redacted]"

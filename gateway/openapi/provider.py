@@ -20,11 +20,11 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from ..catalog import Catalog, bulk_allocation
-from ..config import OpenApiSettings
 from ..definition import ToolDefinition
 from ..errors import ToolFailed, UserError
 from ..names import closest_names
 from ..rendering import cut
+from ..settings.loading import OpenApiSettings
 from ..toolset import ProviderOptions, Toolset
 from . import index as index_module
 from .auth import Credentials, install_log_filter

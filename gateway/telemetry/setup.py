@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..config import TelemetrySettings
 from ..errors import UserError
+from ..settings.loading import TelemetrySettings
 from . import Telemetry
 
 INSTALL = "pip install 'metatool-gateway[otel]'"

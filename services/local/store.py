@@ -15,9 +15,9 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
-from gateway.config import path_problem
 from gateway.errors import UserError
 from gateway.files import create_private
+from gateway.settings.loading import path_problem
 
 from ..backends import DEFAULT_TASKLIST, PRIMARY_CALENDAR, SYSTEM_LABELS
 

@@ -114,7 +114,7 @@ def test_reading_skips_lines_that_are_not_records_and_says_where(
 
 CHILD = """
 import asyncio, sys
-from gateway.config import load_settings
+from gateway.settings.loading import load_settings
 from gateway.runtime import open_gateway
 
 data_dir, round_ = sys.argv[1], sys.argv[2]

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from gateway import run_sync
-from gateway.config import load_settings
 from gateway.runtime import open_gateway
+from gateway.settings.loading import load_settings
 
 from . import cli_support
 from .sample_tools import Calls

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from gateway import ConfigError
-from gateway.config import load_settings
 from gateway.runtime import policy_from, principal_from
+from gateway.settings.loading import load_settings
 
 GOOD = """
 data_dir = "/tmp/ws"

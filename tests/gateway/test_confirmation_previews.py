@@ -12,8 +12,8 @@ from pydantic import BaseModel
 
 from gateway import Catalog, ConfirmationGate, Gateway, MemoryAuditLog, ToolContext, run_sync, tool
 from gateway.cli import main
-from gateway.config import load_settings
 from gateway.runtime import open_gateway
+from gateway.settings.loading import load_settings
 
 from .sample_tools import ALL_TOOLS, NoteId
 

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from gateway.cli import main
-from gateway.config import load_settings
 from gateway.filetools.directories import FileTools
 from gateway.runtime import open_gateway
+from gateway.settings.loading import load_settings
 
 from ..work_counts import counted
 from .filetools_support import ECHO, TEXT_SCHEMA, call, definition, gateway_over, write_tool

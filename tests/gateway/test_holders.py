@@ -16,11 +16,11 @@ from pathlib import Path
 import pytest
 
 from gateway import ConfirmationGate
-from gateway.config import load_settings
-from gateway.confirmation import Record
 from gateway.context import PendingConfirmation
-from gateway.holders import PROGRAM_ENDED, Lease
-from gateway.stores import RedisConfirmationStore, SqliteConfirmationStore, close_store, open_store
+from gateway.gate.confirmation import Record
+from gateway.gate.holders import PROGRAM_ENDED, Lease
+from gateway.gate.stores import RedisConfirmationStore, SqliteConfirmationStore, close_store, open_store
+from gateway.settings.loading import load_settings
 
 from .adapters.mcp_server_support import redis_server
 

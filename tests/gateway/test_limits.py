@@ -17,12 +17,12 @@ from typing import Any
 import pytest
 
 from gateway import Catalog, Gateway, MemoryAuditLog, Policy, Principal, Rule, ToolContext, render, run_sync
-from gateway.config import load_settings
-from gateway.confirmation import ConfirmationGate, MemoryConfirmationStore
 from gateway.errors import ConfigError
+from gateway.gate.confirmation import ConfirmationGate, MemoryConfirmationStore
+from gateway.gate.stores import RedisConfirmationStore, SqliteConfirmationStore
 from gateway.limits import Limit, Limiter, MemoryBackend, RedisBackend, source_of
 from gateway.runtime import open_gateway
-from gateway.stores import RedisConfirmationStore, SqliteConfirmationStore
+from gateway.settings.loading import load_settings
 
 from .adapters.mcp_server_support import redis_server
 from .sample_tools import ALL_TOOLS, Calls

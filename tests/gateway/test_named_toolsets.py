@@ -24,10 +24,10 @@ from gateway import (
     ToolContext,
     run_sync,
 )
-from gateway.config import load_settings
 from gateway.errors import ConfigError
 from gateway.named_toolsets import NamedToolset, Toolsets, confine, session_of
 from gateway.runtime import policy_from
+from gateway.settings.loading import load_settings
 from gateway.usage import SqliteUsageStore, Usage
 
 from . import cli_support, test_discovery_visibility

@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from gateway import run_sync
-from gateway.config import Settings, load_settings
+from gateway.gate.stores import resolve_auto_store
 from gateway.runtime import open_gateway
-from gateway.stores import resolve_auto_store
+from gateway.settings.loading import Settings, load_settings
 
 
 def served(data_dir: Path) -> Settings:

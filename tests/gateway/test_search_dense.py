@@ -14,12 +14,12 @@ from typing import Any
 import pytest
 
 from gateway import Catalog, Gateway, Principal
-from gateway.config import load_settings
 from gateway.search import SearchIndex, semantic_available
 from gateway.search import dense as search_dense
 from gateway.search import encoder as search_encoder
 from gateway.search.models import ModelReference
 from gateway.search.semantic import embedding_text
+from gateway.settings.loading import load_settings
 from services.workspace import CATALOG
 from tests import tiny_bert
 

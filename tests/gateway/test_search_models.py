@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from gateway.config import ConfigError, load_settings
 from gateway.runtime import dense_model
 from gateway.search import encoder as search_encoder
 from gateway.search import models
 from gateway.search.models import DEFAULT_MODEL, ModelMismatch, ModelReference
+from gateway.settings.loading import ConfigError, load_settings
 from tests import tiny_bert
 
 from .dense_support import config_for, hub_serving, model_in_use

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from gateway import NoParams, ToolDefinition
-from gateway.config import OpenApiSettings
 from gateway.search import SearchIndex, semantic_available
 from gateway.search import semantic as search_semantic
 from gateway.search.cache import Vocabulary
+from gateway.settings.loading import OpenApiSettings
 from tests.openapi_specs import spec
 
 pytestmark = pytest.mark.skipif(not semantic_available(), reason="the 'search' extra is not installed")

@@ -19,12 +19,11 @@ import anyio
 import pytest
 
 from gateway import Catalog, ConfirmationGate, Principal
-from gateway.config import load_settings
-from gateway.confirmation import ConfirmationStore, NeedsConfirmation, Proceed, Record, Refused, State
 from gateway.context import PendingConfirmation
 from gateway.errors import UserError
-from gateway.holders import PROGRAM_ENDED
-from gateway.stores import (
+from gateway.gate.confirmation import ConfirmationStore, NeedsConfirmation, Proceed, Record, Refused, State
+from gateway.gate.holders import PROGRAM_ENDED
+from gateway.gate.stores import (
     KEEP_AFTER_EXPIRY_SECONDS,
     SECRET_FILE,
     Holders,
@@ -36,6 +35,7 @@ from gateway.stores import (
     record_to_json,
     resolve_auto_store,
 )
+from gateway.settings.loading import load_settings
 
 from .adapters.mcp_server_support import redis_server
 from .sample_tools import ALL_TOOLS
@@ -199,7 +199,7 @@ def test_a_generated_secret_others_can_read_or_a_short_one_is_refused(tmp_path: 
 
 _HOLDER = """
 import sys
-from gateway.stores import RedisConfirmationStore, SqliteConfirmationStore
+from gateway.gate.stores import RedisConfirmationStore, SqliteConfirmationStore
 kind, where, pending_id = sys.argv[1:]
 store = (SqliteConfirmationStore if kind == "sqlite" else RedisConfirmationStore)(where)
 store.hold(pending_id, "run.3")

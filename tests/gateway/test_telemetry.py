@@ -17,8 +17,8 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import StatusCode
 
 from gateway import Catalog, ConfirmationGate, Gateway, Principal, ToolContext, run_sync
-from gateway.config import TelemetrySettings, load_settings
 from gateway.errors import ConfigError
+from gateway.settings.loading import TelemetrySettings, load_settings
 from gateway.telemetry import Telemetry
 from gateway.telemetry.otel import DURATION_BUCKETS, OpenTelemetry
 from gateway.telemetry.prometheus import PrometheusMetrics
@@ -195,7 +195,7 @@ def test_without_telemetry_a_gateway_records_nothing_and_imports_no_opentelemetr
     assert type(Gateway(Catalog(ALL_TOOLS)).telemetry) is Telemetry
     script = (
         "import sys, gateway, gateway.runtime, gateway.cli\n"
-        "from gateway.config import load_settings\n"
+        "from gateway.settings.loading import load_settings\n"
         "from gateway.runtime import open_gateway\n"
         "s = load_settings(overrides={'data_dir': sys.argv[1], 'catalogs': ['tests.gateway.sample_tools:provide']}, environ={})\n"
         "with open_gateway(s) as gw:\n"
@@ -222,7 +222,7 @@ class Missing:
             raise ModuleNotFoundError(f"No module named {name!r}", name=name)
         return None
 sys.meta_path.insert(0, Missing())
-from gateway.config import TelemetrySettings
+from gateway.settings.loading import TelemetrySettings
 from gateway.errors import UserError
 from gateway.telemetry.setup import open_telemetry
 telemetry = open_telemetry(TelemetrySettings(), pending=lambda: 0, prometheus=True)

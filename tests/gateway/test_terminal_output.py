@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from gateway import ToolContext, run_sync
-from gateway.config import load_settings
+from gateway.gate.stores import resolve_auto_store
 from gateway.runtime import open_gateway
-from gateway.stores import resolve_auto_store
+from gateway.settings.loading import load_settings
 
 from .adapters.mcp_server_support import ROOT, server_env
 

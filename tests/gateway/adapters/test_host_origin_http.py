@@ -20,10 +20,10 @@ from gateway.adapters.admin import metrics_route
 from gateway.adapters.mcp_http import http_app
 from gateway.adapters.mcp_server import build_server
 from gateway.adapters.origins import allowed_hosts
-from gateway.config import load_settings
 from gateway.console import console_app
 from gateway.errors import UserError
 from gateway.runtime import open_gateway
+from gateway.settings.loading import load_settings
 
 from ..loopback_http import loopback
 from .mcp_server_support import (

@@ -15,10 +15,10 @@ import pytest
 from mcp import Client
 
 from gateway.adapters.mcp_elicitation import CONFIRM_KEY
-from gateway.config import load_settings
-from gateway.confirmation import ApprovalRefused
+from gateway.gate.confirmation import ApprovalRefused
+from gateway.gate.stores import resolve_auto_store
 from gateway.runtime import open_gateway
-from gateway.stores import resolve_auto_store
+from gateway.settings.loading import load_settings
 
 from .mcp_server_support import (
     APPROVE,

@@ -10,10 +10,10 @@ import anyio
 from mcp import Client
 
 from gateway.code import text
-from gateway.config import load_settings
+from gateway.gate.stores import resolve_auto_store
 from gateway.meta_tools import META_TOOL_NAMES
 from gateway.runtime import open_gateway
-from gateway.stores import resolve_auto_store
+from gateway.settings.loading import load_settings
 
 from .mcp_server_support import (
     APPROVE,

@@ -30,10 +30,10 @@ from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from gateway import Gateway, Principal, ToolContext, ToolResult, render, run_sync
-from gateway.client_settings import CodeSettings
-from gateway.config import Settings
 from gateway.fronting.front import Front, Report
 from gateway.runtime import open_gateway
+from gateway.settings.loading import Settings
+from gateway.settings.sections import CodeSettings
 
 TOKEN = "files-token-5f1c9a0e7d"
 MEMO_SECRET = "memo-secret-88b2c1"

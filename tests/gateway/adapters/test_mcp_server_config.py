@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from gateway.cli import main
-from gateway.config import Settings, load_settings
 from gateway.errors import ConfigError
+from gateway.settings.loading import Settings, load_settings
 
 SECRET = "0123456789abcdef0123456789abcdef"
 

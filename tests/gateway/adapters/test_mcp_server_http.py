@@ -19,9 +19,9 @@ import pytest
 from mcp.shared.exceptions import MCPError
 
 from gateway.adapters.mcp_elicitation import CONFIRM_KEY
-from gateway.config import load_settings
+from gateway.gate.stores import SECRET_FILE
 from gateway.runtime import open_gateway
-from gateway.stores import SECRET_FILE
+from gateway.settings.loading import load_settings
 
 from .mcp_server_support import (
     APPROVE,

@@ -13,10 +13,10 @@ from syrupy.assertion import SnapshotAssertion
 from gateway import Catalog, Gateway, Policy, Principal, Rule, ToolResult
 from gateway.adapters import mcp
 from gateway.adapters.mcp_server import TokenVerifier, category_counts, request_state_key, token_digests
-from gateway.config import Settings
 from gateway.context import ErrorInfo, PendingConfirmation
 from gateway.errors import UserError
 from gateway.rendering import MAX_OUTPUT_CHARS
+from gateway.settings.loading import Settings
 
 from ..sample_tools import ALL_TOOLS
 

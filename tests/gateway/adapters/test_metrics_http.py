@@ -22,8 +22,8 @@ from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportM
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from gateway.adapters.admin import admin_digests
-from gateway.config import load_settings
 from gateway.errors import ConfigError, UserError
+from gateway.settings.loading import load_settings
 
 from .mcp_server_support import DELETE_NOTE, http_client, http_server, text_of, write_config
 

@@ -15,7 +15,7 @@ import anyio
 import pytest
 
 from gateway.adapters.oauth import JwtVerifier, KeySet, MappedToken, claim_at
-from gateway.serve_settings import OAuthSettings
+from gateway.settings.sections import OAuthSettings
 
 from .oauth_support import (
     Issuer,

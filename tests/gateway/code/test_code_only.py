@@ -13,11 +13,11 @@ from syrupy.assertion import SnapshotAssertion
 from gateway import Catalog, Gateway, MemoryAuditLog, ToolContext, render, run_sync
 from gateway.adapters import anthropic
 from gateway.cli.parser import build_parser, settings_from
-from gateway.client_settings import CodeSettings
 from gateway.code import Programs, enable, text
-from gateway.config import load_settings
 from gateway.context import ToolResult
 from gateway.errors import ConfigError
+from gateway.settings.loading import load_settings
+from gateway.settings.sections import CodeSettings
 
 from ..sample_tools import ALL_TOOLS, Calls
 

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from gateway import Catalog, Gateway, MemoryAuditLog, Policy, ToolContext, render, run_sync
-from gateway.client_settings import CodeSettings
 from gateway.code import enable
 from gateway.policy import Rule
+from gateway.settings.sections import CodeSettings
 
 from ..sample_tools import ALL_TOOLS, Calls
 

@@ -10,9 +10,9 @@ import pytest
 from pydantic import BaseModel
 
 from gateway import PARAMS_CONFIG, Catalog, Gateway, ToolContext, run_sync, tool
-from gateway.client_settings import CodeSettings
 from gateway.code import enable
 from gateway.context import ToolResult
+from gateway.settings.sections import CodeSettings
 
 from ..sample_tools import ALL_TOOLS, Calls
 

@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 
 from gateway import Catalog, ConfirmationGate, Gateway, MemoryAuditLog, ToolContext, render, run_sync
-from gateway.client_settings import CodeSettings
 from gateway.code import Programs, enable
-from gateway.confirmation import MemoryConfirmationStore
 from gateway.context import Principal, ToolResult
+from gateway.gate.confirmation import MemoryConfirmationStore
+from gateway.settings.sections import CodeSettings
 
 from ..sample_tools import ALL_TOOLS, Calls
 

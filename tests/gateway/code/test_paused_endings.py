@@ -10,11 +10,11 @@ import pytest
 
 from gateway import Catalog, ConfirmationGate, Gateway, MemoryAuditLog, ToolContext, run_sync
 from gateway.audit import AuditRecord
-from gateway.client_settings import CodeSettings
 from gateway.code import Programs, enable
-from gateway.confirmation import ConfirmationStore
 from gateway.context import Principal, ToolResult
-from gateway.stores import SqliteConfirmationStore
+from gateway.gate.confirmation import ConfirmationStore
+from gateway.gate.stores import SqliteConfirmationStore
+from gateway.settings.sections import CodeSettings
 
 from ..sample_tools import ALL_TOOLS, Calls
 from .test_pause_resume import HOLDING_MB, Clock

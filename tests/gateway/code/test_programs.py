@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 
 from gateway import Catalog, Gateway, MemoryAuditLog, Policy, ToolContext, render, run_sync
-from gateway.client_settings import CodeSettings
 from gateway.code import Programs, enable
 from gateway.context import Principal, ToolResult
 from gateway.policy import Rule
+from gateway.settings.sections import CodeSettings
 
 from ..sample_tools import ALL_TOOLS, Calls
 

@@ -13,12 +13,12 @@ from syrupy.assertion import SnapshotAssertion
 
 from gateway import PARAMS_CONFIG, Catalog, Gateway, Policy, ToolContext, run_sync, tool
 from gateway.arguments import validate_arguments
-from gateway.client_settings import CodeSettings
 from gateway.code import enable
 from gateway.code.text import signature, stub
 from gateway.definition import ToolDefinition
 from gateway.discovery import schema_answer
 from gateway.policy import Rule
+from gateway.settings.sections import CodeSettings
 from services.workspace import CATALOG
 
 from ..sample_tools import ALL_TOOLS

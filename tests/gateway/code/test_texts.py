@@ -9,10 +9,10 @@ from syrupy.assertion import SnapshotAssertion
 
 from gateway import Catalog, Gateway, ToolContext, render, run_sync
 from gateway.adapters import anthropic
-from gateway.client_settings import CodeSettings
 from gateway.code import enable, text
 from gateway.context import ErrorInfo, ToolResult
 from gateway.meta_tools import META_TOOL_NAMES
+from gateway.settings.sections import CodeSettings
 
 from ..sample_tools import ALL_TOOLS
 

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from gateway.admin import ADMIN_NAME as TOKEN_ADMIN
-from gateway.config import load_settings
 from gateway.console.auth import AdminTokens, Sessions
 from gateway.errors import ConfigError, UserError
+from gateway.settings.loading import load_settings
 
 
 def _settings(tmp_path: Path, text: str) -> object:

@@ -16,9 +16,9 @@ from starlette.routing import Mount
 
 from gateway import Catalog, Gateway, Principal, ToolContext, run_sync
 from gateway.audit import JsonlAuditLog
-from gateway.config import load_settings
 from gateway.console import console_app
 from gateway.runtime import policy_from
+from gateway.settings.loading import load_settings
 
 from ..loopback_http import loopback
 from ..sample_tools import ALL_TOOLS

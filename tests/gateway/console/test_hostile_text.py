@@ -13,8 +13,8 @@ from starlette.applications import Starlette
 from starlette.routing import Mount
 
 from gateway import Catalog, Gateway
-from gateway.config import load_settings
 from gateway.console import console_app
+from gateway.settings.loading import load_settings
 
 from ..loopback_http import loopback
 from ..terminal_tools import CATALOG_TOOLS

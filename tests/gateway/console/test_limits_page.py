@@ -14,9 +14,9 @@ from starlette.applications import Starlette
 from starlette.routing import Mount
 
 from gateway import Catalog, Gateway, Principal, ToolContext, run_sync
-from gateway.config import load_settings
 from gateway.console import console_app
 from gateway.limits import Limit, Limiter, RedisBackend
+from gateway.settings.loading import load_settings
 
 from ..adapters.mcp_server_support import _free_port
 from ..loopback_http import loopback

@@ -16,9 +16,9 @@ from starlette.applications import Starlette
 from starlette.routing import Mount
 
 from gateway import Catalog, Gateway
-from gateway.config import load_settings
 from gateway.console import console_app
 from gateway.console.auth import SESSION_COOKIE
+from gateway.settings.loading import load_settings
 
 from ..loopback_http import loopback
 from ..sample_tools import ALL_TOOLS

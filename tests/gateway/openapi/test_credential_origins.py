@@ -13,11 +13,11 @@ import pytest
 
 from gateway import Gateway, run_sync
 from gateway.catalog import Catalog
-from gateway.config import OpenApiAuthSettings, OpenApiSettings
-from gateway.confirmation import ConfirmationGate
 from gateway.context import ToolResult
 from gateway.errors import UserError
+from gateway.gate.confirmation import ConfirmationGate
 from gateway.openapi import OpenApi
+from gateway.settings.loading import OpenApiAuthSettings, OpenApiSettings
 
 from .conftest import Loopback, Seen, op, write_spec
 

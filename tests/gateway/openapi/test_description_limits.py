@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from gateway.config import OpenApiSettings
 from gateway.openapi import OpenApi, document
 from gateway.openapi.document import SpecError
+from gateway.settings.loading import OpenApiSettings
 
 from .conftest import op
 

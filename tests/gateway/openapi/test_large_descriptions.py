@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from gateway import Principal, ToolInputError
-from gateway.config import load_settings
 from gateway.runtime import open_gateway
+from gateway.settings.loading import load_settings
 
 from ...work_counts import counted
 from .conftest import op, write_spec

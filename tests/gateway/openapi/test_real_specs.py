@@ -9,8 +9,8 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from gateway.cli import main
-from gateway.config import OpenApiSettings
 from gateway.openapi import OpenApi, check
+from gateway.settings.loading import OpenApiSettings
 from tests.openapi_specs import SPECS, spec
 
 EXPECTED_OPERATIONS = {

@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from gateway.config import OpenApiSettings
 from gateway.definition import ToolDefinition
 from gateway.errors import UserError
 from gateway.openapi import OpenApi, SpecError, check
+from gateway.settings.loading import OpenApiSettings
 
 from .conftest import op, write_spec
 

@@ -13,8 +13,8 @@ import pytest
 
 from gateway import Gateway, run_sync
 from gateway.catalog import Catalog
-from gateway.config import OpenApiAuthSettings, OpenApiSettings
 from gateway.openapi import OpenApi
+from gateway.settings.loading import OpenApiAuthSettings, OpenApiSettings
 
 from .conftest import Loopback, Seen, op, write_spec
 

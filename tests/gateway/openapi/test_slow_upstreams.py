@@ -21,8 +21,8 @@ import pytest
 
 from gateway import Gateway, run_sync
 from gateway.catalog import Catalog
-from gateway.config import OpenApiSettings
 from gateway.openapi import OpenApi
+from gateway.settings.loading import OpenApiSettings
 
 from ..plain_tools import greet
 from .conftest import op, write_spec

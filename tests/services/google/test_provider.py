@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from gateway.cli import main
-from gateway.config import load_settings
 from gateway.context import ToolContext
 from gateway.errors import UserError
+from gateway.settings.loading import load_settings
 from gateway.toolset import ProviderOptions
 from services.backends import CalendarBackend, MailBackend, TasksBackend, WorkspaceSettings
 from services.google.calendar import GoogleCalendar

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from gateway import Catalog, Gateway, Principal, ToolDefinition
-from gateway.confirmation import ConfirmationGate
+from gateway.gate.confirmation import ConfirmationGate
 from services.google_apis import CatalogOptions, catalog_toolset
 from services.google_apis.index import Index
 from services.google_apis.invoke import Connection, Session

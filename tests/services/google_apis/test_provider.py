@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from gateway.cli import main
-from gateway.config import load_settings
 from gateway.runtime import open_gateway
+from gateway.settings.loading import load_settings
 from gateway.toolset import load_provider
 from services.google.credentials import CALENDAR_EVENTS, GoogleOptions
 from services.google_apis import provide

@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .files import private_dir
+from ..files import private_dir
 
 log = logging.getLogger("gateway")
 

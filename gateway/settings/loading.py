@@ -15,12 +15,12 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from .errors import ConfigError
-from .serve_settings import ConsoleSettings, ServeSettings, TokenSettings
-from .settings import (
+from ..errors import ConfigError
+from .sections import (
     APP_NAME,
     AuditSettings,
     ConfirmationSettings,
+    ConsoleSettings,
     GoogleApisSettings,
     GoogleSettings,
     OpenApiAuthSettings,
@@ -29,8 +29,10 @@ from .settings import (
     PrincipalSettings,
     RuleSettings,
     SearchSettings,
+    ServeSettings,
     Settings,
     TelemetrySettings,
+    TokenSettings,
     UsageSettings,
     default_config_path,
     default_data_dir,

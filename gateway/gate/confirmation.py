@@ -34,11 +34,11 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel
 
-from .context import PendingConfirmation, Principal, ToolContext
-from .definition import ToolDefinition
-from .errors import ToolFailed, UserError
+from ..context import PendingConfirmation, Principal, ToolContext
+from ..definition import ToolDefinition
+from ..errors import ToolFailed, UserError
+from ..rendering import shown
 from .holders import why_ended
-from .rendering import shown
 
 log = logging.getLogger("gateway")
 

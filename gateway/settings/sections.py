@@ -1,9 +1,11 @@
 """What a gateway can be configured with: every section of the TOML file, and `Settings`.
 
-Where the values come from (the file, the environment, the command line) is `gateway.config`'s job;
-this module only says what is valid, with a sentence for each thing that is not.
+Where the values come from (the file, the environment, the command line) is
+`gateway.settings.sections.loading`'s job; this module only says what is valid, with a sentence for each
+thing that is not. Every section derives from `Section`: unknown keys are errors.
 
-The sections of `gateway serve` over HTTP and of the console are declared in `serve_settings`.
+In order: what each client gets (named toolsets, rate limits and quotas, code mode), `gateway serve`
+over HTTP and the console (tokens, OAuth, hosts), then the rest and `Settings`, which holds them all.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import platformdirs
@@ -19,12 +22,10 @@ from pydantic import (
     ConfigDict,
     Field,
     SecretStr,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
-
-from .client_settings import CodeSettings, LimiterSettings, LimitSettings, ToolsetSettings
-from .serve_settings import ConsoleSettings, ServeSettings
 
 APP_NAME = "metatool-gateway"
 
@@ -45,11 +46,210 @@ def path_problem(path: Path, exc: OSError) -> str:
     return exc.strerror or type(exc).__name__
 
 
-class _Section(BaseModel):
+class Section(BaseModel):
+    """One table of the configuration file: its keys are these fields, and no other."""
+
     model_config = ConfigDict(extra="forbid")
 
 
-class RuleSettings(_Section):
+# -- what each client gets ----------------------------------------------------------------------
+
+
+_WINDOWS = {"minute": 60.0, "hour": 3600.0, "day": 86400.0}
+
+
+class LimitSettings(Section):
+    """One rate limit or quota (`[[limits]]`, docs/limits.md): which calls it counts, and how many pass.
+
+    A call is counted when it matches every selector given (`tools`, `categories`, `sources`) and
+    its principal is one of `principals` and holds one of `roles` (each: any, when empty).
+    """
+
+    name: str = Field(pattern=r"^[A-Za-z0-9_.-]{1,64}$")  # named in the model's error and `gateway limits`
+    tools: list[str] = []  # tool-name globs, e.g. "gmail_send_*"
+    categories: list[str] = []
+    sources: list[str] = []  # "openapi:NAME", "mcp:SERVER", "google-apis", "builtin"; globs allowed
+    principals: list[str] = []
+    roles: list[str] = []
+    per: Literal["principal", "all"] = "principal"  # one budget each, or one shared by every principal
+    rate: float | None = Field(None, gt=0)  # a token bucket: calls per second, refilled continuously
+    burst: int | None = Field(None, ge=1)  # the bucket's size (default: the rate per second, at least 1)
+    quota: int | None = Field(None, ge=1)  # or a quota: this many calls per window
+    window: Literal["minute", "hour", "day"] = "day"  # fixed windows, from midnight UTC
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> LimitSettings:
+        if (self.rate is None) == (self.quota is None):
+            raise ValueError("give exactly one of rate (a token bucket) or quota (calls per window)")
+        if self.burst is not None and self.rate is None:
+            raise ValueError("burst is the size of a token bucket: set rate too")
+        return self
+
+    @property
+    def window_seconds(self) -> float:
+        return _WINDOWS[self.window]
+
+
+class CodeSettings(Section):
+    """Code mode (docs/code-mode.md): `run_code`, a program over the catalog, run in a sandbox."""
+
+    enabled: bool = False
+    # run_code alone: discover, schema and call only inside programs. Needs `enabled`, so turning
+    # code mode off never leaves run_code listed alone by a forgotten line.
+    only: bool = False
+    wall_seconds: float = Field(60.0, gt=0)  # a program's running time, tool calls included, pauses not
+    cpu_seconds: float = Field(5.0, gt=0)  # time the sandbox spends executing the program itself
+    memory_mb: int = Field(64, ge=8)
+    max_calls: int = Field(50, ge=1)  # calls of call(), discover() and schema() in one program
+    max_result_bytes: int = Field(20_000, ge=256)  # its result and printed text, as JSON
+    max_paused: int = Field(64, ge=1)  # programs waiting for an approval at once; see Programs._to_end
+    max_paused_mb: int = Field(256, ge=1)  # the states of the programs waiting, held in memory
+
+    @model_validator(mode="after")
+    def _only_when_enabled(self) -> CodeSettings:
+        if self.only and not self.enabled:
+            raise ValueError(
+                "only = true offers run_code alone, which is code mode: set enabled = true too "
+                "(or use gateway serve --code-only)"
+            )
+        return self
+
+
+class ToolsetSettings(Section):
+    """A named toolset (`[[toolsets]]`, docs/confirmation-and-policy.md): the tools one client works with.
+
+    A tool is in it when it matches any selector: a `tools` glob, a `categories` glob or a
+    `sources` glob. It narrows what a principal sees, never widens it.
+    """
+
+    name: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]{0,63}$")  # also its endpoint: /mcp/<name>
+    description: str = ""
+    tools: list[str] = []  # tool-name globs, e.g. "tickets_*"
+    categories: list[str] = []
+    sources: list[str] = []  # "openapi:NAME", "mcp:SERVER", "google-apis", "builtin"; globs allowed
+    clients: list[str] = []  # OAuth client ids (client_id or azp) whose tokens are confined to it
+    scopes: list[str] = []  # OAuth scopes that confine a token carrying one to it
+
+    @model_validator(mode="after")
+    def _selects_something(self) -> ToolsetSettings:
+        if not (self.tools or self.categories or self.sources):
+            raise ValueError("a toolset names the tools it holds: give tools, categories or sources")
+        return self
+
+
+class LimiterSettings(Section):
+    """Where the `[[limits]]` keep their counts (docs/limits.md)."""
+
+    store: Literal["memory", "redis"] = "memory"  # memory: this process; redis: shared by replicas
+    redis_url: str = "redis://127.0.0.1:6379/0"
+    on_error: Literal["open", "closed"] = "open"  # Redis unreachable: admit every call, or refuse it
+
+
+# -- gateway serve over HTTP, and the console ----------------------------------------------------
+
+
+class TokenSettings(Section):
+    """A bearer token of `gateway serve` over HTTP, mapped to a principal (its roles: [principals])."""
+
+    principal: str
+    sha256: str | None = Field(None, pattern=r"^[0-9a-f]{64}$")
+    env: str | None = None
+    toolset: str | None = None  # the [[toolsets]] entry this token is confined to
+
+    @model_validator(mode="after")
+    def _one_source(self) -> TokenSettings:
+        if (self.sha256 is None) == (self.env is None):
+            raise ValueError(
+                "give exactly one of sha256 (the token's hex digest) or env (a variable holding it)"
+            )
+        return self
+
+
+_LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
+# Asymmetric only: a key published in a JWKS can never be an HMAC secret, and "none" is no signature.
+JwtAlgorithm = Literal[
+    "RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"
+]
+
+
+def https_or_loopback(value: str | None, what: str) -> str | None:
+    """`value` if it is an https URL, or http on a loopback address.
+
+    Raises:
+        ValueError: anything else, saying why.
+    """
+    if value is None:
+        return value
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"{what} must be an http(s) URL, e.g. https://auth.example.com")
+    if parts.scheme == "http" and parts.hostname not in _LOOPBACK_NAMES:
+        raise ValueError(
+            f"{what} must use https (plain http only on a loopback address): keys fetched in clear can be forged"
+        )
+    return value
+
+
+class OAuthSettings(Section):
+    """`gateway serve --transport http` as an OAuth resource server (docs/mcp.md, "Authentication").
+
+    Access tokens are JWTs from `issuer`, checked against its published keys (JWKS).
+    """
+
+    issuer: str  # the authorization server; a token's `iss` must be exactly this
+    resource: str | None = None  # this server's URL as clients reach it; default: the URL it serves
+    audience: str | None = None  # what a token's `aud` must hold; default: `resource`
+    jwks_uri: str | None = None  # default: the `jwks_uri` of the issuer's discovery document
+    scopes: list[str] = []  # every token must carry these; advertised as `scopes_supported`
+    algorithms: list[JwtAlgorithm] = Field(["RS256", "ES256"], min_length=1)
+    principal_claim: str = Field("sub", min_length=1)  # the claim naming the principal
+    roles_claim: str | None = "roles"  # a list (or space-separated string) of roles; dots reach into objects
+    leeway_seconds: float = Field(30.0, ge=0, le=300)  # clock skew allowed on `exp` and `nbf`
+    jwks_min_refresh_seconds: float = Field(60.0, ge=1)  # an unknown `kid` refetches at most this often
+    jwks_max_age_seconds: float = Field(3600.0, ge=60)  # keys are refetched at least this often
+
+    @field_validator("issuer", "resource", "jwks_uri")
+    @classmethod
+    def _secure(cls, value: str | None, info: ValidationInfo) -> str | None:
+        return https_or_loopback(value, info.field_name or "url")
+
+
+class ServeSettings(Section):
+    transport: Literal["stdio", "http"] = "stdio"
+    host: str = "127.0.0.1"
+    port: int = Field(8765, ge=0, le=65535)
+    path: str = Field("/mcp", pattern=r"^/")
+    tokens: list[TokenSettings] = []
+    # Host names answered on every route (docs/mcp.md); default: loopback names, or the bound address.
+    allowed_hosts: list[str] | None = None
+    allowed_origins: list[str] = []  # web origins allowed besides the server's own
+    oauth: OAuthSettings | None = None  # JWT access tokens from an authorization server
+    # MCP sessions (Mcp-Session-Id): what lets an elicitation reach a handshake-era client (docs/mcp.md)
+    sessions: bool = True
+    max_sessions_per_principal: int = Field(1000, ge=1)  # sessions one principal holds open at once
+
+
+class ConsoleSettings(Section):
+    """The operator console (docs/console.md); principals with the `admin` role in [[serve.tokens]] are admins too."""
+
+    admin_token_sha256: str | None = Field(None, pattern=r"^[0-9a-f]{64}$")
+    admin_token_env: str | None = None  # or a variable holding the token
+    host: str = "127.0.0.1"
+    port: int = Field(8766, ge=0, le=65535)
+    session_idle_minutes: float = Field(30.0, gt=0)  # a browser session unused this long ends
+    session_hours: float = Field(8.0, gt=0)  # and every session ends this long after sign-in
+
+    @model_validator(mode="after")
+    def _at_most_one_source(self) -> ConsoleSettings:
+        if self.admin_token_sha256 is not None and self.admin_token_env is not None:
+            raise ValueError("give admin_token_sha256 (the token's digest) or admin_token_env, not both")
+        return self
+
+
+# -- the rest, and Settings ----------------------------------------------------------------------
+
+
+class RuleSettings(Section):
     effect: Literal["allow", "deny"]
     names: list[str] = []
     categories: list[str] = []
@@ -57,16 +257,16 @@ class RuleSettings(_Section):
     roles: list[str] = []
 
 
-class PolicySettings(_Section):
+class PolicySettings(Section):
     default: Literal["allow", "deny"] = "allow"
     rules: list[RuleSettings] = []
 
 
-class PrincipalSettings(_Section):
+class PrincipalSettings(Section):
     roles: list[str] = []
 
 
-class ConfirmationSettings(_Section):
+class ConfirmationSettings(Section):
     mode: Literal["host", "model", "deny"] = "host"
     ttl_seconds: float = Field(300.0, gt=0)
     # Where pending confirmations live: one process (memory), processes on one machine (sqlite),
@@ -106,13 +306,13 @@ class ConfirmationSettings(_Section):
         return self
 
 
-class AuditSettings(_Section):
+class AuditSettings(Section):
     enabled: bool = True
     path: Path | None = None
     fsync: bool = False
 
 
-class TelemetrySettings(_Section):
+class TelemetrySettings(Section):
     """Traces and metrics, with the `otel` extra (docs/observability.md)."""
 
     otlp_endpoint: str | None = Field(None, pattern=r"^https?://")  # OTLP/HTTP, e.g. http://otel:4318
@@ -120,7 +320,7 @@ class TelemetrySettings(_Section):
     metrics_open: bool = False  # /metrics answers without the admin token
 
 
-class UsageSettings(_Section):
+class UsageSettings(Section):
     """Learning from use: which tools sessions ran after their searches (docs/discovery.md)."""
 
     enabled: bool = True
@@ -143,7 +343,7 @@ class UsageSettings(_Section):
 _MODEL_FILES = ("config.json", "tokenizer.json", "model.safetensors")  # what the encoder reads
 
 
-class DenseSettings(_Section):
+class DenseSettings(Section):
     """The dense layer of search and its sentence encoder, named by reference (docs/discovery.md).
 
     `dense = "off"` is short for `[search.dense] mode = "off"`.
@@ -173,7 +373,7 @@ class DenseSettings(_Section):
         return self
 
 
-class SearchSettings(_Section):
+class SearchSettings(Section):
     """How `discover_tools` ranks (docs/discovery.md)."""
 
     # The sentence encoder's layer (the `dense` extra): a mode ("auto", "on", "off") or a table.
@@ -185,7 +385,7 @@ class SearchSettings(_Section):
         return {"mode": value} if isinstance(value, str) else value
 
 
-class GoogleSettings(_Section):
+class GoogleSettings(Section):
     """The Google backend (`backend = "google"`): how to authenticate and which services to enable."""
 
     credentials: Literal["oauth", "adc", "service_account"] = "oauth"
@@ -199,7 +399,7 @@ class GoogleSettings(_Section):
     extra_scopes: list[str] = []  # OAuth scopes beyond the services' own, e.g. for the google-apis catalog
 
 
-class GoogleApisSettings(_Section):
+class GoogleApisSettings(Section):
     """The `google-apis` catalog: which Google APIs, at which versions, become tools (docs/google-apis.md)."""
 
     versions: Literal["newest", "all"] = "newest"  # newest: each API once, at its newest stable version
@@ -211,7 +411,7 @@ class GoogleApisSettings(_Section):
     cache_dir: Path | None = None  # where the catalog's index is cached (default: the user's cache)
 
 
-class OpenApiAuthSettings(_Section):
+class OpenApiAuthSettings(Section):
     """How calls to one OpenAPI entry authenticate; secrets come from a variable or a file, never the config."""
 
     type: Literal["none", "bearer", "api_key", "basic", "oauth2"] = "none"
@@ -225,7 +425,7 @@ class OpenApiAuthSettings(_Section):
     scopes: list[str] = []  # oauth2
 
 
-class OpenApiSettings(_Section):
+class OpenApiSettings(Section):
     """One REST API described in OpenAPI, served as a catalog (`[[openapi]]`, docs/openapi.md)."""
 
     name: str = Field(pattern=r"^[a-z][a-z0-9_]{0,31}$")  # the tools' name and category prefix
@@ -248,7 +448,7 @@ class OpenApiSettings(_Section):
     max_in_flight: int = Field(4, ge=1, le=64)  # calls at once; more are refused as busy
 
 
-class Settings(_Section):
+class Settings(Section):
     """Everything a gateway process is configured with."""
 
     data_dir: Path = Field(default_factory=default_data_dir)

@@ -25,14 +25,14 @@ from typing import TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
 
 from pydantic import SecretStr
 
+from ..context import PendingConfirmation
+from ..errors import UserError
+from ..files import private_dir, private_secret
 from .confirmation import ConfirmationStore, MemoryConfirmationStore, Record, State
-from .context import PendingConfirmation
-from .errors import UserError
-from .files import private_dir, private_secret
 from .holders import LEASE_SECONDS, Held, Lease, ProcessLocks, parse_held, why_held_ended
 
 if TYPE_CHECKING:
-    from .config import Settings
+    from ..settings.loading import Settings
 
 KEEP_AFTER_EXPIRY_SECONDS = 3600.0
 SECRET_FILE = "confirmation-secret"
