@@ -327,7 +327,9 @@ class Gateway:
             raise
         audit("executed")
         if self.usage is not None:
-            self.usage.invoked(session_of(ctx.principal, ctx.session_id), ctx.principal.id, d.name)
+            await self.usage.invoked_off_loop(
+                session_of(ctx.principal, ctx.session_id), ctx.principal.id, d.name
+            )
         return ToolResult(
             d.name, ctx.call_id, "ok", output=to_jsonable(output), duration_ms=_elapsed_ms(start)
         )

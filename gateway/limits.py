@@ -24,7 +24,7 @@ from typing import Any, Literal, Protocol, cast
 
 from .context import Principal
 from .definition import ToolDefinition
-from .errors import UserError
+from .redis_client import redis_client
 from .refusal import CallRefused
 from .rendering import rate_limited
 
@@ -285,14 +285,10 @@ class RedisBackend:
     """Counts in Redis, shared by replicas (the `redis` extra): one hash per counter, expired by Redis."""
 
     def __init__(self, url: str, *, prefix: str = "gateway:limit") -> None:
-        try:
-            import redis
-        except ImportError:
-            raise UserError(
-                "limiter.store = 'redis' needs the redis client: pip install 'metatool-gateway[redis]'"
-            ) from None
+        self._redis: Any = redis_client(url, setting="limiter.store")
+        import redis  # present: the client was made
+
         self._errors: tuple[type[BaseException], ...] = (redis.RedisError, OSError)
-        self._redis: Any = redis.Redis.from_url(url, decode_responses=True, socket_timeout=2.0)
         self._prefix = prefix
         self._take: Any = self._redis.register_script(_TAKE)
         self._give: Any = self._redis.register_script(_GIVE)

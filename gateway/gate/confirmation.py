@@ -30,7 +30,7 @@ import threading
 import time
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel
 
@@ -41,6 +41,7 @@ from ..rendering import shown
 from .holders import why_ended
 
 log = logging.getLogger("gateway")
+_T = TypeVar("_T")
 
 Mode = Literal["host", "model", "deny"]
 State = Literal["pending", "approved", "denied", "used"]
@@ -114,7 +115,12 @@ class Record:
 
 
 class ConfirmationStore(Protocol):
-    """Where pending confirmations live. Swappable so several processes can share them."""
+    """Where pending confirmations live. Swappable so several processes can share them.
+
+    A store that does I/O names the errors that mean it is not answering in `unavailable` (a class
+    attribute; none for one in memory): the gate then calls it off the event loop, and a call that
+    needs it is refused with `confirmation_unavailable` instead of hanging or crashing.
+    """
 
     def put(self, record: Record) -> None: ...
 
@@ -125,6 +131,10 @@ class ConfirmationStore(Protocol):
         ...
 
     def pending(self) -> list[Record]: ...
+
+
+class StoreUnavailable(Exception):
+    """The confirmation store did not answer (its `unavailable` errors): nothing was decided."""
 
 
 class MemoryConfirmationStore:
@@ -281,9 +291,45 @@ class ConfirmationGate:
         counted_at: float = 0.0,
     ) -> Decision:
         """Whether the call may run now. `counted`: what the limits counted the call against (kept
-        with a held call, given back if it never runs)."""
+        with a held call, given back if it never runs). A store that does not answer refuses the
+        call (`confirmation_unavailable`): nothing runs without a decision on record."""
         if not tool.is_destructive:
             return Proceed()
+        try:
+            return await self._check(
+                tool, params, principal, confirmation, session, describe, counted, counted_at
+            )
+        except StoreUnavailable as exc:
+            log.warning("the confirmation store is not answering; %s was refused: %s", tool.name, exc)
+            return Refused(
+                "confirmation_unavailable",
+                f"{tool.name} needs an approval, and the approvals store is not answering: nothing was run.",
+                "Try again in a minute; if it keeps failing, tell the user.",
+            )
+
+    async def _io(self, step: Callable[..., _T], *args: Any) -> _T:
+        """`step(*args)` (store work): at once for a store in memory, else off the event loop, so a
+        slow or stalled store never holds up the other calls; its `unavailable` errors become
+        `StoreUnavailable`."""
+        failures: tuple[type[BaseException], ...] = getattr(self.store, "unavailable", ())
+        if not failures:
+            return step(*args)
+        try:
+            return await asyncio.to_thread(step, *args)
+        except failures as exc:
+            raise StoreUnavailable(f"{type(exc).__name__}: {exc}") from exc
+
+    async def _check(  # noqa: PLR0917 (check's arguments, passed on)
+        self,
+        tool: ToolDefinition,
+        params: Mapping[str, Any],
+        principal: Principal,
+        confirmation: str | None,
+        session: str | None,
+        describe: Describer | None,
+        counted: tuple[tuple[str, str, float, float], ...],
+        counted_at: float,
+    ) -> Decision:
         if self.mode == "deny":
             return Refused(
                 "destructive_disabled",
@@ -292,7 +338,7 @@ class ConfirmationGate:
             )
         binding = self._binding(tool, params, principal)
         if confirmation is not None:
-            return self._redeem(confirmation, binding)
+            return await self._io(self._redeem, confirmation, binding)
         shown = preview(tool, params, await describe() if describe is not None else ())
         if len(shown.encode()) > self.max_preview_bytes:  # refused rather than cut: nothing runs unseen
             return too_large_to_show(tool, len(shown.encode()), self.max_preview_bytes)
@@ -307,16 +353,18 @@ class ConfirmationGate:
             session=session,
             toolsets=tuple(sorted(principal.toolsets)),
         )
-        self.store.put(Record(pending, binding, "pending", counted, counted_at))
+        await self._io(self.store.put, Record(pending, binding, "pending", counted, counted_at))
         decider = decider_of(self.approver)
         if self.approver is None or not self.allows(decider.channel):  # waits for an allowed channel
             return NeedsConfirmation(pending)
         answer = self.approver(pending)
         if inspect.isawaitable(answer):
             answer = await answer
-        if answer is True and self.store.transition(pending.pending_id, ("pending",), "used"):
-            return Proceed(approved=True, decided_by=decider)
-        self._never_runs(pending.pending_id, ("pending",))
+        if answer is True:
+            used = await self._io(self.store.transition, pending.pending_id, ("pending",), "used")
+            if used is not None:
+                return Proceed(approved=True, decided_by=decider)
+        await self._io(self._never_runs, pending.pending_id, ("pending",))
         return Refused(
             "declined",
             "The user declined this action.",

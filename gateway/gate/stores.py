@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
 from pydantic import SecretStr
 
 from ..context import PendingConfirmation
-from ..errors import UserError
 from ..files import private_dir, private_secret
+from ..redis_client import redis_client
 from .confirmation import ConfirmationStore, MemoryConfirmationStore, Record, State
 from .holders import LEASE_SECONDS, Held, Lease, ProcessLocks, parse_held, why_held_ended
 
@@ -102,6 +102,9 @@ class SqliteConfirmationStore:
     The file is created readable by its owner only. WAL mode lets readers and the one writer
     proceed together; each operation is a single statement, atomic on its own.
     """
+
+    unavailable: tuple[type[BaseException], ...] = (sqlite3.OperationalError,)
+    """A file locked past its timeout, or a disk that failed: the gate refuses the call that needed it."""
 
     def __init__(self, path: Path | str, *, clock: Callable[[], float] = time.time) -> None:
         self.path = Path(path)
@@ -253,6 +256,10 @@ class RedisConfirmationStore:
     set of the pending ones by expiry. Needs the `redis` extra.
     """
 
+    unavailable: tuple[type[BaseException], ...] = (OSError,)
+    """With the client's errors (set when it is made): a Redis that does not answer within the
+    client's timeouts (`gateway.redis_client`) refuses the call that needed it."""
+
     def __init__(
         self,
         url: str,
@@ -261,13 +268,10 @@ class RedisConfirmationStore:
         clock: Callable[[], float] = time.time,
         lease_seconds: float = LEASE_SECONDS,
     ) -> None:
-        try:
-            import redis
-        except ImportError:
-            raise UserError(
-                "confirmation.store = 'redis' needs the redis client: pip install 'metatool-gateway[redis]'"
-            ) from None
-        self._redis: Any = redis.Redis.from_url(url, decode_responses=True)
+        self._redis: Any = redis_client(url, setting="confirmation.store")
+        import redis  # present: the client was made
+
+        self.unavailable = (redis.RedisError, OSError)
         self._prefix = prefix
         self._index = f"{prefix}s:pending"
         self._held = f"{prefix}s:held"

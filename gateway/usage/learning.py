@@ -10,6 +10,7 @@ no vote, so rankings are exactly what they are without learning.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import logging
@@ -101,9 +102,21 @@ class Usage:
     def invoked(self, session: str, principal: str, tool: str) -> bool:
         """A successful call of `tool`; True when it taught something (a pair was recorded)."""
         found = self.tracker.invoked(principal, session, tool)
-        if found is None:
+        return found is not None and self._learn(found[0], tool, principal, found[1])
+
+    async def invoked_off_loop(self, session: str, principal: str, tool: str) -> bool:
+        """`invoked` from async code: the store's write runs off the event loop (a stalled Redis holds
+        up no other call), and a store that fails costs the lesson, never the call, which has run."""
+        found = self.tracker.invoked(principal, session, tool)
+        if found is None:  # no search led to it: nothing to write (most calls, at once)
             return False
-        query, missed = found
+        try:
+            return await asyncio.to_thread(self._learn, found[0], tool, principal, found[1])
+        except Exception:
+            log.warning("could not record what %s's call of %s taught", principal, tool, exc_info=True)
+            return False
+
+    def _learn(self, query: str, tool: str, principal: str, missed: bool) -> bool:
         self.flush()
         return self.store.add([Pair(query, tool, principal, missed)]) > 0
 

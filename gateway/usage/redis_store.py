@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..errors import UserError
+from ..redis_client import redis_client
 from .store import DAY_SECONDS, Evidence, Limits, Pair, WeighingStore, normalize_query
 
 
@@ -26,13 +26,7 @@ class RedisUsageStore(WeighingStore):
         limits: Limits | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
-        try:
-            import redis
-        except ImportError:
-            raise UserError(
-                "usage.store = 'redis' needs the redis client: pip install 'metatool-gateway[redis]'"
-            ) from None
-        self._redis: Any = redis.Redis.from_url(url, decode_responses=True)
+        self._redis: Any = redis_client(url, setting="usage.store")
         self._prefix = prefix
         self.limits = limits or Limits()
         self.clock = clock

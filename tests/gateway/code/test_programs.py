@@ -164,7 +164,7 @@ def test_learning_from_use_sees_the_calls_a_program_makes(coded: Any) -> None:
     learned: list[tuple[str, str, str]] = []
 
     class Usage:
-        def invoked(self, session: str, principal: str, tool: str) -> None:
+        async def invoked_off_loop(self, session: str, principal: str, tool: str) -> None:
             learned.append((session, principal, tool))
 
     gw.usage = Usage()  # type: ignore[assignment]
