@@ -24,7 +24,7 @@ from typing import Any, Literal, Protocol, cast
 
 from .context import Principal
 from .definition import ToolDefinition
-from .redis_client import redis_client
+from .redis_client import redis_client, redis_failures
 from .refusal import CallRefused
 from .rendering import rate_limited
 
@@ -286,9 +286,7 @@ class RedisBackend:
 
     def __init__(self, url: str, *, prefix: str = "gateway:limit") -> None:
         self._redis: Any = redis_client(url, setting="limiter.store")
-        import redis  # present: the client was made
-
-        self._errors: tuple[type[BaseException], ...] = (redis.RedisError, OSError)
+        self._errors = redis_failures()
         self._prefix = prefix
         self._take: Any = self._redis.register_script(_TAKE)
         self._give: Any = self._redis.register_script(_GIVE)

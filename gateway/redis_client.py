@@ -20,6 +20,13 @@ SOCKET_TIMEOUT_SECONDS = 2.0
 """How long Redis may take to answer one command (or a pipeline, or a script) before it fails."""
 
 
+def redis_failures() -> tuple[type[BaseException], ...]:
+    """The errors that mean Redis did not answer (call once a client is made: `redis` is installed)."""
+    import redis
+
+    return (redis.RedisError, OSError)
+
+
 def redis_client(url: str, *, setting: str) -> Any:
     """A client of the Redis at `url`, strings decoded, bounded as the module says.
 

@@ -27,7 +27,7 @@ from pydantic import SecretStr
 
 from ..context import PendingConfirmation
 from ..files import private_dir, private_secret
-from ..redis_client import redis_client
+from ..redis_client import redis_client, redis_failures
 from .confirmation import ConfirmationStore, MemoryConfirmationStore, Record, State
 from .holders import LEASE_SECONDS, Held, Lease, ProcessLocks, parse_held, why_held_ended
 
@@ -269,9 +269,7 @@ class RedisConfirmationStore:
         lease_seconds: float = LEASE_SECONDS,
     ) -> None:
         self._redis: Any = redis_client(url, setting="confirmation.store")
-        import redis  # present: the client was made
-
-        self.unavailable = (redis.RedisError, OSError)
+        self.unavailable = redis_failures()
         self._prefix = prefix
         self._index = f"{prefix}s:pending"
         self._held = f"{prefix}s:held"

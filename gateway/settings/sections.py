@@ -483,20 +483,15 @@ class Settings(Section):
     toolsets: list[ToolsetSettings] = []
     """Named toolsets: what a token, an OAuth client or scope, or `/mcp/<name>` is confined to."""
 
-    @field_validator("limits")
+    @field_validator("limits", "toolsets")
     @classmethod
-    def _unique_limit_names(cls, value: list[LimitSettings]) -> list[LimitSettings]:
-        names = [limit.name for limit in value]
+    def _unique_names(
+        cls, value: list[LimitSettings] | list[ToolsetSettings], info: ValidationInfo
+    ) -> list[LimitSettings] | list[ToolsetSettings]:
+        names = [item.name for item in value]
         if twice := sorted({n for n in names if names.count(n) > 1}):
-            raise ValueError(f"limit names must be unique: {', '.join(twice)}")
-        return value
-
-    @field_validator("toolsets")
-    @classmethod
-    def _unique_toolset_names(cls, value: list[ToolsetSettings]) -> list[ToolsetSettings]:
-        names = [t.name for t in value]
-        if twice := sorted({n for n in names if names.count(n) > 1}):
-            raise ValueError(f"toolset names must be unique: {', '.join(twice)}")
+            what = "limit" if info.field_name == "limits" else "toolset"
+            raise ValueError(f"{what} names must be unique: {', '.join(twice)}")
         return value
 
     @model_validator(mode="after")
