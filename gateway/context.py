@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Literal, TypeVar
 
-from .errors import UserError
+from .errors import ErrorCode, UserError
 
 T = TypeVar("T")
 
@@ -65,7 +65,7 @@ class Problem:
 class ErrorInfo:
     """A model-facing error: a stable code, a message, the problems and one next step."""
 
-    code: str
+    code: ErrorCode
     message: str
     next_step: str
     problems: tuple[Problem, ...] = ()

@@ -25,6 +25,41 @@ FailureCode = Literal[
     "tool_changed",
     "internal",
 ]
+"""Why a tool's call failed for good (`ToolFailed`): the model adapts, it does not retry unchanged."""
+
+InputCode = Literal["invalid_arguments", "invalid_json", "unknown_tool"]
+"""The model can fix the call: change what the error lists and call again."""
+
+GateCode = Literal[
+    "destructive_disabled",
+    "too_large_to_confirm",
+    "confirmation_invalid",
+    "confirmation_mismatch",
+    "confirmation_expired",
+    "confirmation_used",
+    "confirmation_pending",
+    "confirmation_unavailable",
+]
+"""The confirmation gate refused a destructive call (`declined` is a person's no, a `FailureCode`)."""
+
+ProgramCode = Literal[
+    "program_busy",
+    "program_crashed",
+    "program_ended",
+    "program_error",
+    "program_expired",
+    "program_limit",
+    "program_not_paused",
+    "program_principal_changed",
+    "program_syntax_error",
+]
+"""What became of a `run_code` program (docs/code-mode.md)."""
+
+AgentCode = Literal["round_cap"]
+"""The agent loop stopped a call the model asked for (the round cap was reached)."""
+
+ErrorCode = Literal[FailureCode, InputCode, GateCode, ProgramCode, AgentCode]
+"""Every code the model can read in an error; docs/errors.md tells what each asks of it."""
 
 
 class GatewayError(Exception):

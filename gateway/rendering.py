@@ -20,7 +20,7 @@ from pydantic_core import to_jsonable_python
 
 from .context import ErrorInfo, Problem, ToolResult
 from .definition import ToolDefinition
-from .errors import RateLimited, ToolFailed, ToolInputError, UnknownTool
+from .errors import FailureCode, RateLimited, ToolFailed, ToolInputError, UnknownTool
 
 MAX_OUTPUT_CHARS = 60_000
 _MAX_LOC = 80
@@ -34,7 +34,8 @@ _CONTROL_BUT_LINES = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{HIDDEN_CHARACTERS
 # What `shown` escapes: controls, format characters (bidi, zero-width, tags), surrogates, separators.
 _UNSAFE_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
 
-_NEXT_STEP = {
+NEXT_STEPS: dict[FailureCode, str] = {
+    # What the model should do after each failure (a test checks that every code has its own).
     "not_found": "Check the id: search or list to find the right item, then call again with it.",
     "conflict": "Read the current state and adapt the call; retrying it unchanged will fail again.",
     "invalid": "Change the request as the message says; retrying it unchanged will fail again.",
@@ -242,7 +243,7 @@ def error_info(
     if isinstance(exc, RateLimited) and exc.retry_after is not None:  # an upstream's own limit
         seconds, step = _wait(exc.retry_after)
         return ErrorInfo(exc.code, safe_text(exc.message, 400), step, retry_after_seconds=seconds)
-    return ErrorInfo(exc.code, safe_text(exc.message, 400), _NEXT_STEP.get(exc.code, _NEXT_STEP["internal"]))
+    return ErrorInfo(exc.code, safe_text(exc.message, 400), NEXT_STEPS.get(exc.code, NEXT_STEPS["internal"]))
 
 
 def invalid_arguments(d: ToolDefinition, problems: tuple[Problem, ...], *, meta: bool = False) -> ErrorInfo:

@@ -6,11 +6,13 @@ import os
 import re
 import subprocess
 import sys
+import typing
 from pathlib import Path
 
 import pytest
 
 from benchmarks.datasets import WHERE_FROM
+from gateway.errors import ErrorCode
 from gateway.meta_tools import DiscoverParams
 from gateway.search import MAX_QUERY_CHARS, MAX_QUERY_TERMS
 
@@ -28,6 +30,15 @@ def test_every_error_example_in_the_docs_is_a_pinned_rendering() -> None:
     examples = re.findall(r"```json\n(.*?)\n```", (ROOT / "docs/errors.md").read_text(), re.S)
     assert len(examples) >= 10
     assert [e for e in examples if e not in pinned] == []
+
+
+def test_the_table_of_codes_names_every_code_the_model_can_read() -> None:
+    text = (ROOT / "docs/errors.md").read_text()
+    table = text[text.index("## Codes") : text.index("## Examples")]
+    named = set(re.findall(r"^\| (.*?) \|", table, re.M)[1:])
+    in_rows = {code for row in named for code in re.findall(r"`([a-z_]+)`", row)}
+    assert set(typing.get_args(ErrorCode)) - in_rows == set()
+    assert in_rows - set(typing.get_args(ErrorCode)) == set()
 
 
 def test_the_readme_python_example_runs(capsys: object) -> None:

@@ -36,7 +36,7 @@ from pydantic import BaseModel
 
 from ..context import PendingConfirmation, Principal, ToolContext
 from ..definition import ToolDefinition
-from ..errors import ToolFailed, UserError
+from ..errors import ErrorCode, ToolFailed, UserError
 from ..rendering import shown
 from .holders import why_ended
 
@@ -181,7 +181,7 @@ class NeedsConfirmation:
 
 @dataclass(frozen=True)
 class Refused:
-    code: str
+    code: ErrorCode
     message: str
     next_step: str
     decided_by: DecidedBy | None = None

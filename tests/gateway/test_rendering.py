@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import typing
 from typing import Any
 
 import pytest
 from syrupy.assertion import SnapshotAssertion
 
 from gateway import Catalog, ConfirmationGate, Gateway, render, run_sync
+from gateway.errors import FailureCode
+from gateway.rendering import NEXT_STEPS
 
 from .sample_tools import ALL_TOOLS
 
@@ -79,3 +82,8 @@ def test_rate_limited_text(snapshot: SnapshotAssertion) -> None:
     call = {"tool_name": "notes_search", "parameters": {"title": "x"}}
     assert run_sync(gw.call("invoke_tool", call)).ok
     assert render(run_sync(gw.call("invoke_tool", call))) == snapshot
+
+
+def test_every_failure_code_has_its_own_next_step() -> None:
+    assert set(NEXT_STEPS) == set(typing.get_args(FailureCode))
+    assert len(set(NEXT_STEPS.values())) == len(NEXT_STEPS)
