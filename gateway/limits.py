@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
-from typing import Any, Literal, Protocol, cast
+from typing import Any, ClassVar, Literal, NamedTuple, Protocol
 
 from .context import Principal
 from .definition import ToolDefinition
@@ -88,11 +88,12 @@ class Limit:
         )
 
     def counter(self, principal: Principal) -> Counter:
+        """The budget a call of `principal` takes from: its own, or everyone's (`per`)."""
         # The kind is in the key: a limit reconfigured from a bucket to a quota starts afresh.
         key = f"{self.kind}:{self.name}:{principal.id if self.per == 'principal' else '*'}"
         if self.rate is not None:
-            return Counter(key, "bucket", self.rate, float(self.capacity))
-        return Counter(key, "quota", float(self.capacity), self.window_seconds)
+            return Bucket(key, self.rate, float(self.capacity))
+        return Quota(key, float(self.capacity), self.window_seconds)
 
 
 def source_of(d: ToolDefinition) -> str:
@@ -106,44 +107,86 @@ def source_of(d: ToolDefinition) -> str:
     return "builtin"
 
 
+class Counted(NamedTuple):
+    """A budget's state in the store: a bucket's tokens as of `since`, or the calls a quota's window
+    that began at `since` has used."""
+
+    amount: float
+    since: float
+
+
+class Step(NamedTuple):
+    """A budget at one moment, and what it would be once one more call is taken."""
+
+    left: float  # calls that may pass now (fractional for a bucket)
+    wait: float  # seconds until one more call may pass
+    after: Counted  # the state once this call is taken
+
+
 @dataclass(frozen=True)
-class Counter:
-    """One budget in the store: a bucket (a = rate, b = size) or a quota (a = calls, b = window seconds)."""
+class Bucket:
+    """A token bucket in the store: `rate` tokens a second, up to `size`; a call takes one."""
 
     key: str
-    kind: Kind
-    a: float
-    b: float
+    rate: float
+    size: float
+    kind: ClassVar[Kind] = "bucket"
+
+    def step(self, state: Counted | None, now: float) -> Step:
+        tokens = (
+            self.size
+            if state is None
+            else min(self.size, state.amount + max(0.0, now - state.since) * self.rate)
+        )
+        return Step(tokens, max(0.0, (1 - tokens) / self.rate), Counted(tokens - 1, now))
+
+    def given(self, state: Counted | None, at: float, now: float) -> Counted | None:
+        """The token of the call taken at `at` back, up to the size (None: nothing to give back)."""
+        if state is None:
+            return None
+        return Counted(min(self.size, self.step(state, now).left + 1), now)
+
+    @property
+    def row(self) -> Row:
+        return (self.key, self.kind, self.rate, self.size)
 
 
-def step(c: Counter, state: tuple[float, float] | None, now: float) -> tuple[float, float, float, float]:
-    """One counter's state (x, y) at `now`: (calls left, seconds until one more, next x, next y).
+@dataclass(frozen=True)
+class Quota:
+    """A quota in the store: `calls` a fixed window of `window_seconds` (aligned to the epoch)."""
 
-    A bucket's state is (tokens, when counted); a quota's is (calls used, its window's start).
-    """
-    if c.kind == "bucket":
-        tokens = c.b if state is None else min(c.b, state[0] + max(0.0, now - state[1]) * c.a)
-        return tokens, max(0.0, (1 - tokens) / c.a), tokens - 1, now
-    start = math.floor(now / c.b) * c.b
-    used = state[0] if state is not None and state[1] == start else 0.0
-    return c.a - used, start + c.b - now, used + 1, start
+    key: str
+    calls: float
+    window_seconds: float
+    kind: ClassVar[Kind] = "quota"
+
+    def step(self, state: Counted | None, now: float) -> Step:
+        start = math.floor(now / self.window_seconds) * self.window_seconds
+        used = state.amount if state is not None and state.since == start else 0.0
+        return Step(self.calls - used, start + self.window_seconds - now, Counted(used + 1, start))
+
+    def given(self, state: Counted | None, at: float, now: float) -> Counted | None:
+        """The call taken at `at` back, within the window it was counted in (a new one starts full)."""
+        start = math.floor(at / self.window_seconds) * self.window_seconds
+        if state is None or state.since != start or state.amount < 1:
+            return None
+        return Counted(state.amount - 1, start)
+
+    @property
+    def row(self) -> Row:
+        return (self.key, self.kind, self.calls, self.window_seconds)
 
 
-def given(c: Counter, state: tuple[float, float] | None, at: float, now: float) -> tuple[float, float] | None:
-    """One counter's state once the call counted at `at` is given back (None: nothing to give back).
+Counter = Bucket | Quota
 
-    A quota gives it back within the window it was counted in (a new window starts full anyway); a
-    bucket takes the token back, up to its size.
-    """
-    if state is None:
-        return None
-    if c.kind == "bucket":
-        tokens = min(c.b, state[0] + max(0.0, now - state[1]) * c.a)
-        return min(c.b, tokens + 1), now
-    start = math.floor(at / c.b) * c.b
-    if state[1] != start or state[0] < 1:
-        return None
-    return state[0] - 1, start
+Row = tuple[str, str, float, float]
+"""A counter as a held call keeps it (key, kind, then rate and size, or calls and window): JSON in a
+shared store, read by any replica (`ConfirmationGate`), and the arguments of the Lua scripts."""
+
+
+def from_row(row: Row) -> Counter:
+    key, kind, a, b = row
+    return Bucket(key, a, b) if kind == "bucket" else Quota(key, a, b)
 
 
 class Unreachable(Exception):
@@ -175,28 +218,28 @@ class MemoryBackend:
 
     def __init__(self, *, prune_at: int = 4096) -> None:
         self._lock = threading.Lock()
-        self._state: dict[str, tuple[Counter, tuple[float, float]]] = {}
+        self._state: dict[str, tuple[Counter, Counted]] = {}
         self._prune_at = prune_at
 
     def take(self, counters: Sequence[Counter], now: float) -> tuple[int, float]:
         with self._lock:
-            steps = [step(c, self._read(c), now) for c in counters]
+            steps = [c.step(self._read(c), now) for c in counters]
             refused, wait = _worst(steps)
             if refused < 0:
-                for c, (_, _, x, y) in zip(counters, steps, strict=True):
-                    self._state[c.key] = (c, (x, y))
+                for c, taken in zip(counters, steps, strict=True):
+                    self._state[c.key] = (c, taken.after)
                 if len(self._state) > self._prune_at:  # one entry per principal and limit: keep it bounded
                     self._prune(now)
             return refused, wait
 
     def peek(self, counters: Sequence[Counter], now: float) -> list[tuple[float, float]]:
         with self._lock:
-            return [step(c, self._read(c), now)[:2] for c in counters]
+            return [(at.left, at.wait) for at in (c.step(self._read(c), now) for c in counters)]
 
     def give(self, counters: Sequence[Counter], at: float, now: float) -> None:
         with self._lock:
             for c in counters:
-                state = given(c, self._read(c), at, now)
+                state = c.given(self._read(c), at, now)
                 if state is not None:
                     self._state[c.key] = (c, state)
 
@@ -204,12 +247,14 @@ class MemoryBackend:
         with self._lock:
             return list(self._state)[:LISTED_KEYS]
 
-    def _read(self, c: Counter) -> tuple[float, float] | None:
+    def _read(self, c: Counter) -> Counted | None:
         found = self._state.get(c.key)
         return found[1] if found is not None else None
 
     def _prune(self, now: float) -> None:
-        full = [k for k, (c, state) in self._state.items() if step(c, state, now)[0] >= step(c, None, now)[0]]
+        full = [
+            k for k, (c, state) in self._state.items() if c.step(state, now).left >= c.step(None, now).left
+        ]
         for key in full:
             del self._state[key]
         self._prune_at = max(self._prune_at, 2 * len(self._state))
@@ -218,15 +263,17 @@ class MemoryBackend:
         return None
 
 
-def _worst(steps: Sequence[tuple[float, float, float, float]]) -> tuple[int, float]:
+def _worst(steps: Sequence[Step]) -> tuple[int, float]:
+    """The budget that refuses (-1: none), the one to wait longest for, and that wait."""
     refused, wait = -1, 0.0
-    for i, (left, until, _, _) in enumerate(steps):
-        if left < 1 and (refused < 0 or until > wait):
-            refused, wait = i, until
+    for i, at in enumerate(steps):
+        if at.left < 1 and (refused < 0 or at.wait > wait):
+            refused, wait = i, at.wait
     return refused, wait
 
 
-# KEYS: a hash per counter (x, y). ARGV[1]: now; then per counter: kind, a, b. Mirrors `step`.
+# KEYS: a hash per counter (x: amount, y: since). ARGV[1]: now; then per counter its row's kind, a, b
+# (a bucket's rate and size, a quota's calls and window). Mirrors `Bucket.step` and `Quota.step`.
 # Returns {index refusing (1-based; 0: none), seconds to wait}; takes from all or none.
 _TAKE = """
 local now = tonumber(ARGV[1])
@@ -294,7 +341,8 @@ class RedisBackend:
     def take(self, counters: Sequence[Counter], now: float) -> tuple[int, float]:
         args: list[object] = [repr(now)]
         for c in counters:
-            args += [c.kind, repr(c.a), repr(c.b)]
+            _, kind, a, b = c.row
+            args += [kind, repr(a), repr(b)]
         try:
             index, wait = self._take(keys=[f"{self._prefix}:{c.key}" for c in counters], args=args)
         except self._errors as exc:
@@ -311,14 +359,16 @@ class RedisBackend:
             raise Unreachable(str(exc)) from None
         out = []
         for c, (x, y) in zip(counters, rows, strict=True):
-            read = (float(x), float(y)) if x is not None and y is not None else None
-            out.append(step(c, read, now)[:2])
+            read = Counted(float(x), float(y)) if x is not None and y is not None else None
+            at = c.step(read, now)
+            out.append((at.left, at.wait))
         return out
 
     def give(self, counters: Sequence[Counter], at: float, now: float) -> None:
         args: list[object] = [repr(at), repr(now)]
         for c in counters:
-            args += [c.kind, repr(c.a), repr(c.b)]
+            _, kind, a, b = c.row
+            args += [kind, repr(a), repr(b)]
         try:
             self._give(keys=[f"{self._prefix}:{c.key}" for c in counters], args=args)
         except self._errors as exc:
@@ -337,9 +387,9 @@ class RedisBackend:
 
 @dataclass(frozen=True)
 class Taken:
-    """What `Limiter.admit` counted a call against (key, kind, a, b of each counter), and when."""
+    """What `Limiter.admit` counted a call against (each counter's `Row`), and when."""
 
-    rows: tuple[tuple[str, str, float, float], ...] = ()
+    rows: tuple[Row, ...] = ()
     at: float = 0.0
 
 
@@ -408,11 +458,11 @@ class Limiter:
         if refusal is not None:
             raise CallRefused(rate_limited(refusal[0].name, refusal[1]), "limited")
         counters = [limit.counter(principal) for limit in matched]
-        return Taken(tuple((c.key, c.kind, c.a, c.b) for c in counters), now)
+        return Taken(tuple(c.row for c in counters), now)
 
-    def give_back(self, counted: Sequence[tuple[str, str, float, float]], at: float) -> None:
+    def give_back(self, counted: Sequence[Row], at: float) -> None:
         """Give back the call a held destructive call counted at `at` (`Taken`): it never ran."""
-        counters = [Counter(key, cast(Kind, kind), a, b) for key, kind, a, b in counted]
+        counters = [from_row(row) for row in counted]
         try:
             self.backend.give(counters, at, self.clock())
         except Unreachable as exc:
