@@ -24,6 +24,7 @@ LOCAL_TOKEN_FILE = "console-token"
 
 
 def digest(token: str) -> str:
+    """The SHA-256 hex digest a token is stored as: the token itself is never kept."""
     return hashlib.sha256(token.encode()).hexdigest()
 
 
@@ -63,6 +64,7 @@ def admin_tokens(settings: Settings, environ: Mapping[str, str], *, local: bool 
 
 
 def local_token_path(settings: Settings) -> Path:
+    """Where the local admin token lives: in the data directory, readable by its owner only."""
     return settings.data_dir / LOCAL_TOKEN_FILE
 
 

@@ -103,6 +103,8 @@ def redact_secrets(tool: str, params: Mapping[str, Any]) -> Mapping[str, Any]:
 
 @dataclass(frozen=True)
 class AuditRecord:
+    """One line of the audit log: who called what, in which session, and what came of it."""
+
     time: float
     principal: str
     session: str
@@ -118,7 +120,10 @@ class AuditRecord:
 
 
 class AuditSink(Protocol):
-    def write(self, record: AuditRecord) -> None: ...
+    """Where audit records go (a JSONL file, memory, or a host's own sink)."""
+
+    def write(self, record: AuditRecord) -> None:
+        """Keep one record."""
 
 
 class AuditLogUnavailable(UserError):
@@ -149,6 +154,7 @@ class JsonlAuditLog:
             raise AuditLogUnavailable(self.path, exc) from None
 
     def write(self, record: AuditRecord) -> None:
+        """Append one record as one JSON line (an attempt on disk before its tool runs)."""
         data = asdict(record)
         for optional in ("decided_by", "toolsets"):  # only decisions, and confined callers, carry them
             if data[optional] is None:
@@ -161,6 +167,7 @@ class JsonlAuditLog:
             _sync(self._fd)
 
     def close(self) -> None:
+        """Close the file; records written after this fail."""
         os.close(self._fd)
 
 
@@ -175,6 +182,7 @@ class MemoryAuditLog:
         self._lock = threading.Lock()
 
     def write(self, record: AuditRecord) -> None:
+        """Keep one record in `records`."""
         with self._lock:
             self.records.append(record)
 

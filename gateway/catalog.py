@@ -116,6 +116,7 @@ class Catalog:
         self.version += 1
 
     def get(self, name: str) -> ToolDefinition | None:
+        """The tool named `name`, or None (policy is not applied here: `Gateway.visible` does)."""
         return self._tools.get(name)
 
     def __contains__(self, name: object) -> bool:

@@ -105,4 +105,5 @@ class ToolResult:
 
     @property
     def ok(self) -> bool:
+        """True when the call ran and returned output."""
         return self.status == "ok"

@@ -49,6 +49,28 @@ Takes the validated params model (typed as the tool's own) and the call's contex
 _SPEC_ATTR = "__gateway_tool__"
 
 
+@dataclass(frozen=True)
+class ToolSpec:
+    """What `@tool` attaches to a function: the definition's fields given by hand (None: from the
+    function, its name and its docstring)."""
+
+    category: str
+    action: str | None
+    name: str | None
+    params: type[BaseModel] | None
+    summary: str | None
+    description: str | None
+    read_only: bool
+    destructive: bool | None
+    concurrency_safe: bool
+    tags: tuple[str, ...]
+    examples: tuple[Example, ...]
+    timeout: float | None
+    permission: PermissionCheck | None
+    prompt: str | None
+    describe: Describer | None
+
+
 # The params model of a tool that takes no arguments (no docstring: it would show in the schema).
 class NoParams(BaseModel):
     model_config = PARAMS_CONFIG
@@ -74,26 +96,47 @@ class ToolDefinition:
     """
 
     name: str
+    """Unique in a catalog; what the model passes to `get_tool_schema` and `invoke_tool`."""
     category: str
+    """The service or area (`calendar`, `gmail`); `discover_tools` filters by it."""
     action: str
+    """The normalised verb (`create`, `delete`, one of `actions.ACTIONS`); `discover_tools` filters by it."""
     summary: str
+    """One line the model reads in a discover page (at most `MAX_SUMMARY_LENGTH` characters)."""
     description: str
+    """The full text `get_tool_schema` shows."""
     params: ParamsSource
+    """The params model, or a function that builds it on first use (`is_lazy`)."""
     handler: Handler
+    """Runs the call with the validated params (and the context, when it takes two arguments)."""
     read_only: bool = False
+    """Changes nothing: never confirmed, safe to retry."""
     destructive: bool | None = None
+    """Needs a person's confirmation; None: whatever `read_only` is not (`is_destructive`)."""
     concurrency_safe: bool = False
+    """May run beside other calls of the same request."""
     verb: str = ""
+    """The verb as the author wrote it (`reschedule`), before it was normalised into `action`."""
     tags: tuple[str, ...] = ()
+    """Free words search also matches."""
     examples: tuple[Example, ...] = ()
+    """Example requests and example calls (`example_requests`, `example_calls`)."""
     timeout: float | None = None
+    """Seconds a call may run before it fails with `timeout` (None: the gateway's default)."""
     permission: PermissionCheck | None = None
+    """Sees the validated params and the context; a reason it returns refuses the call."""
     prompt: str | None = None
+    """Guidance for the model, shown with the schema."""
     describe: Describer | None = None
+    """Lines that tell the person approving a destructive call what it is about."""
     search_text: str = ""
+    """Words search indexes beside the name and summary (a lazy model's parameter words)."""
     rank_weight: float = 1.0
+    """0 to 1: scales the discovery score, so generated tools can yield to hand-written ones."""
     metadata: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    """Where a provider's tool comes from (`server`, `openapi`, `method_id`, ...), read-only."""
     required_params: tuple[str, ...] | None = None
+    """The required parameters of a lazy model, as its provider read them (`required_names`)."""
 
     # Written out rather than generated: a frozen dataclass's own __init__ sets each field through
     # object.__setattr__, and a catalog of the Google APIs makes 14,000 of these at every start.
@@ -179,6 +222,7 @@ class ToolDefinition:
 
     @property
     def is_destructive(self) -> bool:
+        """Whether a call needs a person's confirmation: `destructive`, or else not `read_only`."""
         if self.destructive is None:
             return not self.read_only
         return self.destructive
@@ -197,14 +241,17 @@ class ToolDefinition:
 
     @cached_property
     def json_schema(self) -> dict[str, Any]:
+        """The params model's JSON schema as `get_tool_schema` shows it (builds a lazy model)."""
         return params_schema(self.model)
 
     @cached_property
     def is_async(self) -> bool:
+        """Whether the handler is a coroutine function (else it runs in a worker thread)."""
         return inspect.iscoroutinefunction(self.handler)
 
     @cached_property
     def takes_context(self) -> bool:
+        """Whether the handler takes the call's `ToolContext` as its second positional argument."""
         positional = [
             p
             for p in inspect.signature(self.handler).parameters.values()
@@ -253,29 +300,27 @@ def tool(
     title and time for its id); it runs before they are asked, and a failure only leaves it out.
     """
 
+    spec = ToolSpec(
+        category=category,
+        action=action,
+        name=name,
+        params=params,
+        summary=summary,
+        description=description,
+        read_only=read_only,
+        destructive=destructive,
+        concurrency_safe=concurrency_safe,
+        tags=tuple(tags),
+        # One example given bare still counts as one, not as its characters or keys.
+        examples=(examples,) if isinstance(examples, str | Mapping) else tuple(examples),
+        timeout=timeout,
+        permission=permission,
+        prompt=prompt,
+        describe=describe,
+    )
+
     def mark(fn: F) -> F:
-        setattr(
-            fn,
-            _SPEC_ATTR,
-            {
-                "category": category,
-                "action": action,
-                "name": name,
-                "params": params,
-                "summary": summary,
-                "description": description,
-                "read_only": read_only,
-                "destructive": destructive,
-                "concurrency_safe": concurrency_safe,
-                "tags": tuple(tags),
-                # One example given bare still counts as one, not as its characters or keys.
-                "examples": (examples,) if isinstance(examples, str | Mapping) else tuple(examples),
-                "timeout": timeout,
-                "permission": permission,
-                "prompt": prompt,
-                "describe": describe,
-            },
-        )
+        setattr(fn, _SPEC_ATTR, spec)
         return fn
 
     return mark
@@ -285,14 +330,14 @@ def definition_from_function(fn: Callable[..., Any]) -> tuple[ToolDefinition | N
     """Build the definition of a decorated function, or say every reason it cannot be built."""
     label = getattr(fn, "__qualname__", repr(fn))
     spec = getattr(fn, _SPEC_ATTR, None)
-    if spec is None:
+    if not isinstance(spec, ToolSpec):
         return None, [f"{label}: not decorated with @tool"]
-    name = spec["name"] or fn.__name__
+    name = spec.name or fn.__name__
     problems: list[str] = []
     doc = inspect.getdoc(fn) or ""
     summary = doc.strip().splitlines()[0] if doc.strip() else ""
-    description, handler, examples = doc, fn, spec["examples"]
-    params: Any = spec["params"]
+    description, handler, examples = doc, fn, spec.examples
+    params: Any = spec.params
     undescribed = "the model reads it"
     if params is None:
         try:
@@ -312,25 +357,25 @@ def definition_from_function(fn: Callable[..., Any]) -> tuple[ToolDefinition | N
         if params is None:  # unusable: checked as taking nothing, so the other problems still show
             params = NoParams
             examples = tuple(e for e in examples if isinstance(e, str))
-    verb = spec["action"] or _verb_from_name(name)
+    verb = spec.action or _verb_from_name(name)
     definition = ToolDefinition(
         name=name,
-        category=spec["category"],
+        category=spec.category,
         action=normalize_action(verb) or verb,
         verb=verb,
-        summary=spec["summary"] or summary,
-        description=spec["description"] or description,
+        summary=spec.summary or summary,
+        description=spec.description or description,
         params=params,
         handler=handler,
-        read_only=spec["read_only"],
-        destructive=spec["destructive"],
-        concurrency_safe=spec["concurrency_safe"],
-        tags=spec["tags"],
+        read_only=spec.read_only,
+        destructive=spec.destructive,
+        concurrency_safe=spec.concurrency_safe,
+        tags=spec.tags,
         examples=examples,
-        timeout=spec["timeout"],
-        permission=spec["permission"],
-        prompt=spec["prompt"],
-        describe=spec["describe"],
+        timeout=spec.timeout,
+        permission=spec.permission,
+        prompt=spec.prompt,
+        describe=spec.describe,
     )
     problems.extend(definition_problems(definition, undescribed=undescribed))
     return (None if problems else definition), problems

@@ -1,5 +1,11 @@
 """The gateway: one chokepoint where every call is resolved, validated, checked, confirmed, run and audited.
 
+    @tool(category="notes", action="create")               # define: a typed, documented function
+    def notes_create(title: str) -> str: ...
+    gw = Gateway(Catalog([notes_create]))                   # register: indexed by category and action
+    await gw.call("discover_tools", {"query": "add a note"})  # serve the three meta-tools in process,
+    server = mcp_server.build_server(gw, Settings())        # or over MCP (gateway.adapters.mcp_server)
+
 resolve (policy) -> parse -> validate -> permission -> limits -> confirm -> run -> result
 """
 
@@ -157,6 +163,7 @@ class Gateway:
         return self.indexes.narrower(visible)
 
     def unknown_tool(self, name: str, principal: Principal) -> UnknownTool:
+        """The error for a tool `principal` cannot see, with the closest names it can see."""
         names = [d.name for d in self.visible(principal)]
         return UnknownTool(safe_text(name, 80), closest_names(name[:200], names))
 

@@ -58,6 +58,7 @@ class Indexes:
         return found[2]
 
     def build(self, tools: Iterable[ToolDefinition]) -> SearchIndex:
+        """The search index of `tools`: from the disk cache when their text is unchanged, else built (and cached)."""
         if self.dense is None:  # the first search decides: without a search, no model is loaded
             self.dense = semantic_available() and dense_available()
         background = self.dense_background

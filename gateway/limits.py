@@ -56,6 +56,7 @@ class Limit:
 
     @property
     def kind(self) -> Kind:
+        """A token bucket when it has a rate, else a quota."""
         return "bucket" if self.rate is not None else "quota"
 
     @property
@@ -133,6 +134,7 @@ class Bucket:
     kind: ClassVar[Kind] = "bucket"
 
     def step(self, state: Counted | None, now: float) -> Step:
+        """The bucket at `now`, refilled since it was last counted."""
         tokens = (
             self.size
             if state is None
@@ -148,6 +150,7 @@ class Bucket:
 
     @property
     def row(self) -> Row:
+        """This counter as a held call keeps it (`Row`)."""
         return (self.key, self.kind, self.rate, self.size)
 
 
@@ -161,6 +164,7 @@ class Quota:
     kind: ClassVar[Kind] = "quota"
 
     def step(self, state: Counted | None, now: float) -> Step:
+        """The quota at `now`: a new window starts with every call left."""
         start = math.floor(now / self.window_seconds) * self.window_seconds
         used = state.amount if state is not None and state.since == start else 0.0
         return Step(self.calls - used, start + self.window_seconds - now, Counted(used + 1, start))
@@ -174,6 +178,7 @@ class Quota:
 
     @property
     def row(self) -> Row:
+        """This counter as a held call keeps it (`Row`)."""
         return (self.key, self.kind, self.calls, self.window_seconds)
 
 
@@ -185,6 +190,7 @@ shared store, read by any replica (`ConfirmationGate`), and the arguments of the
 
 
 def from_row(row: Row) -> Counter:
+    """The counter a held call kept as a `Row`."""
     key, kind, a, b = row
     return Bucket(key, a, b) if kind == "bucket" else Quota(key, a, b)
 
@@ -208,9 +214,11 @@ class Backend(Protocol):
         """Give back the call `take` counted at `at` (`given`), as one step."""
         ...
 
-    def counted(self) -> list[str]: ...  # the keys of the counters it holds counts for (LISTED_KEYS at most)
+    def counted(self) -> list[str]:
+        """The keys of the counters it holds counts for (`LISTED_KEYS` at most)."""
 
-    def close(self) -> None: ...
+    def close(self) -> None:
+        """Release its connections."""
 
 
 class MemoryBackend:
@@ -522,6 +530,7 @@ class Limiter:
         ]
 
     def close(self) -> None:
+        """Release the backend's connections."""
         self.backend.close()
 
 

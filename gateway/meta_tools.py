@@ -116,9 +116,11 @@ class Backend(Protocol):
         limit: int = 10,
         cursor: str | None = None,
         session: str = ...,
-    ) -> dict[str, Any]: ...
+    ) -> dict[str, Any]:
+        """One page of the tools `principal` may see that match, as `discover_tools` answers."""
 
-    def schema(self, principal: Principal, tool_name: str) -> dict[str, Any]: ...
+    def schema(self, principal: Principal, tool_name: str) -> dict[str, Any]:
+        """One tool's full schema answer, as `get_tool_schema` gives it."""
 
     async def invoke(
         self,
@@ -127,7 +129,8 @@ class Backend(Protocol):
         *,
         confirmation: str | None = None,
         context: ToolContext | None = None,
-    ) -> ToolResult: ...
+    ) -> ToolResult:
+        """Run one call through the gateway's chokepoint."""
 
 
 def build_meta_catalog(gateway: Backend) -> Catalog:

@@ -73,10 +73,12 @@ class Toolsets:
         return name in self._by_name
 
     def get(self, name: str) -> NamedToolset | None:
+        """The toolset named `name`, or None."""
         return self._by_name.get(name)
 
     @property
     def names(self) -> list[str]:
+        """Every toolset's name, sorted."""
         return sorted(self._by_name)
 
     def admit(self, confined_to: Collection[str], d: ToolDefinition) -> bool:

@@ -38,9 +38,11 @@ class Rule:
     roles: tuple[str, ...] = ()
 
     def applies_to(self, principal: Principal) -> bool:
+        """Whether the rule is for `principal` (no roles given: for everyone)."""
         return not self.roles or any(r in principal.roles for r in self.roles)
 
     def matches(self, tool: ToolDefinition) -> bool:
+        """Whether `tool` is among the tools the rule names (every selector given must match)."""
         if self.names and not any(fnmatchcase(tool.name, p) for p in self.names):
             return False
         if self.categories and tool.category not in self.categories:
@@ -56,6 +58,7 @@ class Audience:
     agents: frozenset[str] = frozenset()
 
     def admits(self, principal: Principal) -> bool:
+        """Whether `principal` has one of the roles and is one of the agents given (none given: anyone)."""
         if self.roles and not self.roles & principal.roles:
             return False
         return not self.agents or principal.agent in self.agents
@@ -77,6 +80,7 @@ class Policy:
     toolsets: Toolsets = NO_TOOLSETS
 
     def allows(self, tool: ToolDefinition, principal: Principal) -> bool:
+        """Whether `principal` may see and call `tool`: its toolsets, its audience, then the rules (deny wins)."""
         if principal.toolsets and not self.toolsets.admit(principal.toolsets, tool):
             return False
         audience = audience_of(tool)

@@ -93,6 +93,7 @@ class ShownFormatter(logging.Formatter):
     """Log lines whose message is `shown` (it may quote a model, a client or an outside server)."""
 
     def formatMessage(self, record: logging.LogRecord) -> str:  # noqa: N802 (logging's name)
+        """The record's message, escaped as `shown` escapes it (line breaks kept)."""
         record.message = shown(record.message, lines=True)
         return super().formatMessage(record)
 
@@ -165,6 +166,7 @@ def to_jsonable(value: Any) -> Any:
 
 
 def error_payload(error: ErrorInfo) -> dict[str, Any]:
+    """An error as the JSON object the model reads (`code`, `message`, `problems`, `did_you_mean`, ..., `next_step`)."""
     body: dict[str, Any] = {"code": error.code, "message": error.message}
     if error.problems:
         body["problems"] = [{"loc": p.loc, "msg": p.msg} for p in error.problems]

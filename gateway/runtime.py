@@ -34,6 +34,7 @@ log = logging.getLogger("gateway")
 
 
 def policy_from(settings: Settings) -> Policy:
+    """The policy the settings' `[[policy.rules]]` and toolsets describe."""
     rules = tuple(
         Rule(
             effect=r.effect,

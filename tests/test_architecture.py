@@ -96,6 +96,50 @@ def test_each_room_says_what_it_owns_and_what_it_may_import() -> None:
         )
 
 
+def _undocumented(path: Path) -> list[str]:
+    """Public classes, functions and methods of a module with no docstring of their own.
+
+    Exempt: a params model (its docstring would be text the model reads in the schema, its fields
+    are documented instead) and a method that implements one a Protocol of the module documents.
+    """
+    tree = ast.parse(path.read_text())
+    classes = [n for n in tree.body if isinstance(n, ast.ClassDef)]
+    promised = {
+        m.name
+        for c in classes
+        if any(isinstance(b, ast.Name) and b.id == "Protocol" for b in c.bases)
+        for m in c.body
+        if isinstance(m, ast.FunctionDef | ast.AsyncFunctionDef) and ast.get_docstring(m)
+    }
+    missing = []
+    for node in tree.body:
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) or node.name[0] == "_":
+            continue
+        params_model = isinstance(node, ast.ClassDef) and any(
+            isinstance(b, ast.Name) and b.id == "BaseModel" for b in node.bases
+        )
+        if not ast.get_docstring(node) and not params_model:
+            missing.append(node.name)
+        methods = [
+            m for m in getattr(node, "body", ()) if isinstance(m, ast.FunctionDef | ast.AsyncFunctionDef)
+        ]
+        missing += [
+            f"{node.name}.{m.name}"
+            for m in methods
+            if isinstance(node, ast.ClassDef)
+            and m.name[0] != "_"
+            and not ast.get_docstring(m)
+            and m.name not in promised
+        ]
+    return missing
+
+
+def test_every_public_name_of_the_core_says_what_it_is() -> None:
+    core = sorted(p for p in (ROOT / "gateway").glob("*.py") if p.stem != "__init__")
+    missing = [f"{p.name}: {name}" for p in core for name in _undocumented(p)]
+    assert not missing, f"give these a docstring: {missing}"
+
+
 def test_the_architecture_page_names_every_core_module() -> None:
     core = sorted(p.stem for p in (ROOT / "gateway").glob("*.py") if p.stem != "__init__")
     missing = [name for name in core if f"`{name}.py`" not in ARCHITECTURE]
