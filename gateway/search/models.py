@@ -142,6 +142,20 @@ class _Record:
             _log.warning("could not record verified model files in %s: %s", self.path, exc)
 
 
+def unlike_pins(files: Mapping[Path, str], record: Path | None = None) -> list[str]:
+    """Each of `files` (a path and its pinned sha256) whose content is not the pinned one, in words
+    (empty: all match). A file unchanged since it was last checked is not hashed again."""
+    seen = _Record(record or record_path())
+    try:
+        return [
+            f"{path} (sha256 {digest}, expected {pinned})"
+            for path, pinned in files.items()
+            if (digest := seen.sha256(path)) != pinned
+        ]
+    finally:
+        seen.save()
+
+
 def hub_cache() -> Path:
     """The Hugging Face cache directory, found as huggingface_hub finds it (HF_HUB_CACHE, HF_HOME,
     XDG_CACHE_HOME), without importing it: a search's first load stays cheap."""

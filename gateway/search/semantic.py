@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import logging
 from array import array
 from collections import ChainMap, Counter
 from collections.abc import Callable, Iterable, Sequence
@@ -25,6 +26,7 @@ from ..definition import ToolDefinition
 from .cache import Vocabulary, largest
 from .dense import DenseLayer
 from .encoder import similarities
+from .models import unlike_pins
 from .text import words
 
 SEMANTIC_WEIGHT = 0.6
@@ -44,6 +46,16 @@ _EMBED_CHUNK_TOKENS = 1 << 14  # 16 MiB of gathered rows, reused: no page faults
 _MAX_CACHED_WORDS = 200_000
 _MAX_CACHED_QUERIES = 16  # requests whose token rows are remembered (at most 512 KiB each)
 
+WORDLLAMA_FILES = {
+    "tokenizers/l2_supercat_tokenizer_config.json": "93248f2a9ec36c7b35f700a033d5f36228aae48db61aee31007fa49062cdeb68",
+    "weights/l2_supercat_256.safetensors": "64b47a2dc493cb8e85944076601189739852d7b64e0e1eedcb1937a251cd9fd5",
+}
+"""sha256 of the two files of the wordllama wheel the embedder reads, as wordllama 0.4.0.post1 ships
+them (its wheel pinned by hash in requirements-dev.lock): a release with other vectors, or an edited
+file, is refused rather than silently changing every ranking and cached index."""
+
+_log = logging.getLogger("gateway")
+
 
 class Embedder:
     """Static word embeddings (WordLlama l2_supercat, 256 dimensions) from inside the wordllama wheel.
@@ -57,9 +69,14 @@ class Embedder:
         self._tokenizers: Any = importlib.import_module("tokenizers")
         safetensors: Any = importlib.import_module("safetensors")
         root = _package_dir("wordllama")
+        files = {root / name: digest for name, digest in WORDLLAMA_FILES.items()}
+        missing = [str(path) for path in files if not path.is_file()]
+        if missing:
+            raise OSError(f"{', '.join(missing)} missing")
+        unlike = unlike_pins(files)
+        if unlike:
+            raise OSError(f"wordllama's files are not the pinned ones: {'; '.join(unlike)}")
         self._tokenizer_file = root / "tokenizers" / "l2_supercat_tokenizer_config.json"
-        if not self._tokenizer_file.is_file():
-            raise OSError(f"{self._tokenizer_file} is missing")
         weights = root / "weights" / "l2_supercat_256.safetensors"
         with safetensors.safe_open(str(weights), framework="np") as f:
             # Kept as stored (float16): rows are widened to float32 as they are summed.
@@ -232,7 +249,10 @@ def embedder() -> Embedder | None:
     if not _EMBEDDER:
         try:
             _EMBEDDER.append(Embedder())
-        except (ImportError, OSError):
+        except ImportError:
+            _EMBEDDER.append(None)
+        except OSError as exc:  # installed but unusable: said once, and search stays lexical
+            _log.warning("search: the semantic layer is off: %s", exc)
             _EMBEDDER.append(None)
     return _EMBEDDER[0]
 

@@ -142,3 +142,26 @@ def test_both_asks_of_a_request_over_github_are_on_the_first_page(
 ) -> None:
     first_page = {d.name for d, _ in github.search(request_text, limit=5)}
     assert operations <= first_page
+
+
+def test_wordllama_files_other_than_the_pinned_ones_are_refused_naming_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, verified_record: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    installed = search_semantic._package_dir("wordllama")
+    fake = tmp_path / "site" / "wordllama"
+    for name in search_semantic.WORDLLAMA_FILES:
+        (fake / name).parent.mkdir(parents=True, exist_ok=True)
+        (fake / name).write_bytes((installed / name).read_bytes())
+    (fake / "__init__.py").write_text("")
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    assert search_semantic._package_dir("wordllama") == fake
+    search_semantic.Embedder()  # a faithful copy loads
+    weights = fake / "weights" / "l2_supercat_256.safetensors"
+    edited = bytearray(weights.read_bytes())
+    edited[-1] ^= 1  # one bit of one vector
+    weights.write_bytes(bytes(edited))
+    with pytest.raises(OSError, match=r"not the pinned ones: .*l2_supercat_256\.safetensors"):
+        search_semantic.Embedder()
+    monkeypatch.setattr(search_semantic, "_EMBEDDER", [])
+    assert search_semantic.embedder() is None
+    assert "the semantic layer is off" in caplog.text
