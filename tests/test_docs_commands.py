@@ -89,6 +89,7 @@ ALL = [b for page in PAGES for b in blocks(page)]
 CODE_BLOCKS = [b for b in ALL if b.lang in CODE]
 TO_RUN = [b for b in CODE_BLOCKS if not b.marker]
 RAN: set[str] = set()
+# One worker runs this whole file (`--dist loadscope`, scripts/test), so the last test sees every block.
 
 
 # -- the environment a block runs in ------------------------------------------------------------
