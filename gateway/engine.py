@@ -142,6 +142,8 @@ class Gateway:
         key = (self.catalog.version, principal)
         found = self._visible.get(key)
         if found is None:
+            # Bounded by clearing when full, as the search caches are: a key here lives as long as a
+            # catalog version, and an LRU (cachetools') would run Python bookkeeping on every call's hit.
             if len(self._visible) > 256:
                 self._visible.clear()
             found = tuple(d for d in self.catalog if self.policy.allows(d, principal))
