@@ -13,7 +13,7 @@ import binascii
 import hashlib
 import json
 from collections.abc import Callable, Collection, Mapping, Sequence
-from typing import Any
+from typing import Any, NotRequired, TypedDict, cast, final
 
 from .actions import ACTIONS, normalize_action
 from .definition import ToolDefinition
@@ -64,7 +64,78 @@ def _categories_hint(unknown: Sequence[str], known: Sequence[str]) -> str:
     return f"{some}Call discover_tools with no arguments for all {len(known):,} categories."
 
 
-def overview(tools: Sequence[ToolDefinition]) -> dict[str, Any]:
+@final
+class Entry(TypedDict):
+    """One tool on a discover page: what neither its name nor the filter says, nothing more."""
+
+    name: str
+    summary: str
+    category: NotRequired[str]
+    action: NotRequired[str]
+    destructive: NotRequired[bool]
+
+
+@final
+class Suggestions(TypedDict, total=False):
+    """Where to look next when nothing matched."""
+
+    close_names: list[str]
+    categories_with_related_tools: list[str]
+    categories: list[str]
+
+
+@final
+class Page(TypedDict):
+    """The answer of `discover_tools` to a request or a filter: one page of tools."""
+
+    tools: list[Entry]
+    total: int
+    next_cursor: NotRequired[str]
+    message: NotRequired[str]  # nothing matched: said, with `suggestions`
+    suggestions: NotRequired[Suggestions]
+    next_step: str
+
+
+@final
+class CategoryCount(TypedDict):
+    name: str
+    tools: int
+    actions: dict[str, int]
+
+
+@final
+class Overview(TypedDict):
+    """The answer of `discover_tools` with no request and no filter: the catalog's shape."""
+
+    total_tools: int
+    categories: list[CategoryCount]
+    actions: dict[str, int]
+    next_step: str
+
+
+@final
+class ExampleCall(TypedDict):
+    tool_name: str
+    parameters: Any
+
+
+@final
+class SchemaAnswer(TypedDict):
+    """The answer of `get_tool_schema`; a provider's metadata (`server`, `openapi`, ...) follows
+    these keys, never replacing one."""
+
+    name: str
+    category: str
+    action: str
+    description: str
+    flags: list[str]
+    parameters: dict[str, Any]
+    example_requests: NotRequired[list[str]]
+    example: NotRequired[ExampleCall]
+    note: NotRequired[str]
+
+
+def overview(tools: Sequence[ToolDefinition]) -> Overview:
     """Categories and actions with their tool counts."""
     categories: dict[str, dict[str, int]] = {}
     actions: dict[str, int] = {}
@@ -93,7 +164,7 @@ def discover(
     limit: int = 10,
     cursor: str | None = None,
     votes: Votes | None = None,
-) -> dict[str, Any]:
+) -> Page | Overview:
     """One page of the tools in `visible` for a request. No query and no filter: an overview.
 
     Args:
@@ -162,25 +233,25 @@ def discover(
             if (not categories or d.category in categories) and (not actions or d.action in actions)
         ]
         page, total = pool[offset : offset + limit], len(pool)
-    out: dict[str, Any] = {"tools": [_entry(d, categories, actions) for d in page], "total": total}
-    if offset + limit < total:
-        out["next_cursor"] = _encode_cursor(offset + limit, signature)
+    tools = [_entry(d, categories, actions) for d in page]
     if total:
-        out["next_step"] = "Call get_tool_schema on the chosen tool before invoke_tool."
-        return out
-    out["message"] = (
-        "No tool matched."
+        step = "Call get_tool_schema on the chosen tool before invoke_tool."
+        if offset + limit < total:
+            cursor = _encode_cursor(offset + limit, signature)
+            return Page(tools=tools, total=total, next_cursor=cursor, next_step=step)
+        return Page(tools=tools, total=total, next_step=step)
+    return Page(
+        tools=tools,
+        total=total,
+        message="No tool matched."
         if query
         else "No tool has that category and action."
         if categories
-        else "No tool has that action."
+        else "No tool has that action.",
+        suggestions=_suggestions(visible, index, query, known_categories),
+        next_step="Try other words (a verb and an object, e.g. 'delete event'), drop the filters, "
+        "or browse a category with discover_tools(categories=[...]).",
     )
-    out["suggestions"] = _suggestions(visible, index, query, known_categories)
-    out["next_step"] = (
-        "Try other words (a verb and an object, e.g. 'delete event'), drop the filters, "
-        "or browse a category with discover_tools(categories=[...])."
-    )
-    return out
 
 
 def asked_actions(query: str, actions: Collection[str] | None = None) -> frozenset[str]:
@@ -289,13 +360,11 @@ def _boosts(votes: Mapping[str, float], depth: int) -> dict[str, float]:
     return {name: VOTE_WEIGHT * vote for name, vote in votes.items()}
 
 
-def _entry(
-    d: ToolDefinition, categories: Collection[str] | None, actions: Collection[str] | None
-) -> dict[str, Any]:
+def _entry(d: ToolDefinition, categories: Collection[str] | None, actions: Collection[str] | None) -> Entry:
     """One tool on a page: its name and what it does, then only what neither its name nor the filter
     says (its category, its action) and, when it is destructive, that it is. The rest (every flag,
     the parameters) is in its schema; a page stays in the model's context for the whole conversation."""
-    entry: dict[str, Any] = {"name": d.name, "summary": d.summary}
+    entry = Entry(name=d.name, summary=d.summary)
     if not d.name.startswith(f"{d.category}_") and set(categories or ()) != {d.category}:
         entry["category"] = d.category
     named = {normalize_action(word) for word in d.name.split("_")}
@@ -308,8 +377,8 @@ def _entry(
 
 def _suggestions(
     visible: Sequence[ToolDefinition], index: SearchIndex, query: str, known_categories: list[str]
-) -> dict[str, Any]:
-    suggestions: dict[str, Any] = {}
+) -> Suggestions:
+    suggestions = Suggestions()
     if query:
         close = closest_names(query, [d.name for d in visible])
         if close:
@@ -351,22 +420,23 @@ def _decode_cursor(cursor: str, signature: str) -> int:
     return offset
 
 
-def schema_answer(d: ToolDefinition) -> dict[str, Any]:
+def schema_answer(d: ToolDefinition) -> SchemaAnswer:
     """The answer of get_tool_schema: description, JSON schema, flags, examples."""
-    out: dict[str, Any] = {
-        "name": d.name,
-        "category": d.category,
-        "action": d.action,
-        "description": d.description,
-        "flags": list(d.flags),
-        "parameters": d.json_schema,
-    }
+    out = SchemaAnswer(
+        name=d.name,
+        category=d.category,
+        action=d.action,
+        description=d.description,
+        flags=list(d.flags),
+        parameters=d.json_schema,
+    )
     if d.example_requests:
         out["example_requests"] = list(d.example_requests)
     if d.example_calls:
         out["example"] = {"tool_name": d.name, "parameters": to_jsonable(d.example_calls[0])}
     if d.is_destructive:
         out["note"] = "Destructive: the user must approve each call; invoke_tool returns a pending_id first."
-    for key, value in d.metadata.items():
-        out.setdefault(key, to_jsonable(value))
-    return out
+    if not d.metadata:
+        return out
+    provided = {key: to_jsonable(value) for key, value in d.metadata.items() if key not in out}
+    return cast(SchemaAnswer, {**out, **provided})

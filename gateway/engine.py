@@ -175,7 +175,7 @@ class Gateway:
 
     # -- discovery -------------------------------------------------------------------
 
-    def overview(self, principal: Principal) -> dict[str, Any]:
+    def overview(self, principal: Principal) -> discovery.Overview:
         """Categories and actions with their tool counts: the answer to an empty discover_tools."""
         return discovery.overview(self.visible(principal))
 
@@ -189,7 +189,7 @@ class Gateway:
         limit: int = 10,
         cursor: str | None = None,
         session: str = NO_SESSION,
-    ) -> dict[str, Any]:
+    ) -> discovery.Page | discovery.Overview:
         """Find tools: filter by category and action, rank by query. No arguments: an overview.
 
         With learning from use (`usage`), earlier traffic's evidence joins the ranking, and the
@@ -221,7 +221,7 @@ class Gateway:
             usage.searched(principal.id, session_of(principal, session), query.strip(), shown, out["total"])
         return out
 
-    def schema(self, principal: Principal, tool_name: str) -> dict[str, Any]:
+    def schema(self, principal: Principal, tool_name: str) -> discovery.SchemaAnswer:
         """Everything needed to call one tool: description, JSON schema, flags, an example."""
         d = self.lookup(tool_name, principal)
         if d is None:

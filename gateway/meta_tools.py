@@ -18,6 +18,7 @@ from .actions import ACTIONS
 from .catalog import Catalog
 from .context import Principal, ToolContext, ToolResult
 from .definition import PARAMS_CONFIG, ToolDefinition
+from .discovery import Overview, Page, SchemaAnswer
 
 META_TOOL_NAMES = ("discover_tools", "get_tool_schema", "invoke_tool")
 
@@ -116,10 +117,10 @@ class Backend(Protocol):
         limit: int = 10,
         cursor: str | None = None,
         session: str = ...,
-    ) -> dict[str, Any]:
+    ) -> Page | Overview:
         """One page of the tools `principal` may see that match, as `discover_tools` answers."""
 
-    def schema(self, principal: Principal, tool_name: str) -> dict[str, Any]:
+    def schema(self, principal: Principal, tool_name: str) -> SchemaAnswer:
         """One tool's full schema answer, as `get_tool_schema` gives it."""
 
     async def invoke(
@@ -136,7 +137,7 @@ class Backend(Protocol):
 def build_meta_catalog(gateway: Backend) -> Catalog:
     """The meta-tools bound to one gateway."""
 
-    async def discover_tools(params: DiscoverParams, ctx: ToolContext) -> dict[str, Any]:
+    async def discover_tools(params: DiscoverParams, ctx: ToolContext) -> Page | Overview:
         return gateway.discover(
             ctx.principal,
             query=params.query,
@@ -147,7 +148,7 @@ def build_meta_catalog(gateway: Backend) -> Catalog:
             session=ctx.session_id,
         )
 
-    async def get_tool_schema(params: SchemaParams, ctx: ToolContext) -> dict[str, Any]:
+    async def get_tool_schema(params: SchemaParams, ctx: ToolContext) -> SchemaAnswer:
         return gateway.schema(ctx.principal, params.tool_name)
 
     async def invoke_tool(params: InvokeParams, ctx: ToolContext) -> ToolResult:

@@ -13,14 +13,14 @@ import math
 import re
 import unicodedata
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NotRequired, TypedDict, cast, final
 
 from pydantic import ValidationError
 from pydantic_core import to_jsonable_python
 
 from .context import ErrorInfo, Problem, ToolResult
 from .definition import ToolDefinition
-from .errors import FailureCode, RateLimited, ToolFailed, ToolInputError, UnknownTool
+from .errors import ErrorCode, FailureCode, RateLimited, ToolFailed, ToolInputError, UnknownTool
 
 MAX_OUTPUT_CHARS = 60_000
 _MAX_LOC = 80
@@ -165,8 +165,33 @@ def to_jsonable(value: Any) -> Any:
     return to_jsonable_python(value, fallback=str)
 
 
-def error_payload(error: ErrorInfo) -> dict[str, Any]:
+@final
+class ProblemEntry(TypedDict):
+    loc: str
+    msg: str
+
+
+@final
+class ErrorBody(TypedDict):
+    """What the model reads of an error, in this order (docs/errors.md)."""
+
+    code: ErrorCode
+    message: str
+    problems: NotRequired[list[ProblemEntry]]
+    did_you_mean: NotRequired[list[str]]
+    retry_after_seconds: NotRequired[int]
+    next_step: str
+
+
+@final
+class ErrorAnswer(TypedDict):
+    error: ErrorBody
+
+
+def error_payload(error: ErrorInfo) -> ErrorAnswer:
     """An error as the JSON object the model reads (`code`, `message`, `problems`, `did_you_mean`, ..., `next_step`)."""
+    # Built as a plain dict so the keys keep the order above (a TypedDict's constructor wants every
+    # required key at once, `next_step` among them, which must come last).
     body: dict[str, Any] = {"code": error.code, "message": error.message}
     if error.problems:
         body["problems"] = [{"loc": p.loc, "msg": p.msg} for p in error.problems]
@@ -175,7 +200,7 @@ def error_payload(error: ErrorInfo) -> dict[str, Any]:
     if error.retry_after_seconds is not None:
         body["retry_after_seconds"] = error.retry_after_seconds
     body["next_step"] = error.next_step
-    return {"error": body}
+    return {"error": cast(ErrorBody, body)}
 
 
 INVOKE_PAUSED = (

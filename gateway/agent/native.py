@@ -35,7 +35,8 @@ def search_tool(gateway: Gateway, deferred: frozenset[str]) -> ToolDefinition:
 
     async def search_tools(params: SearchToolParams, ctx: ToolContext) -> dict[str, Any]:
         found = gateway.discover(ctx.principal, query=params.query, limit=MAX_DISCOVER_LIMIT)
-        names = [hit["name"] for hit in found.get("tools", []) if hit["name"] in deferred]
+        assert "tools" in found  # a query (never empty: `min_length`) gets a page, not the overview
+        names = [hit["name"] for hit in found["tools"] if hit["name"] in deferred]
         if names:
             return {"tools": names[: params.limit]}
         return {

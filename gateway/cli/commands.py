@@ -8,6 +8,7 @@ import sys
 import time
 from typing import Any
 
+from .. import discovery
 from ..context import ToolContext
 from ..engine import Gateway, run_sync
 from ..errors import UserError
@@ -83,7 +84,7 @@ _SUGGESTION_LABELS = {
 }
 
 
-def _print_overview(overview: dict[str, Any], served: str | None = None) -> None:
+def _print_overview(overview: discovery.Overview, served: str | None = None) -> None:
     """Tool counts by category, in columns as wide as the longest name and count."""
     total = f"{overview['total_tools']} tools" + (f" ({served})" if served else "")
     print(total)

@@ -262,7 +262,7 @@ class Programs:
         except ToolInputError as exc:  # an unknown category or action, a stale cursor: the program's to fix
             return _Raise(ValueError(f"discover(): {exc.field or 'arguments'}: {exc.message}"))
         # Only what the page lists, looked up for the same principal: a hidden tool stays unseen.
-        shown = [t["name"] for t in page.get("tools", ())]
+        shown = [t["name"] for t in page["tools"]] if "tools" in page else []
         definitions = {n: d for n in shown if (d := self.backend.lookup(n, ctx.principal)) is not None}
         return _Value(to_jsonable(text.found(page, definitions)))
 

@@ -85,12 +85,13 @@ def run(
     except ToolInputError as exc:
         result.error = exc.message
         return result
+    assert "tools" in out  # a request or a filter, never the overview
     result.offset = discovery.cursor_offset(cursor) if cursor else 0
-    result.next_cursor = str(out.get("next_cursor", ""))
-    result.total = int(out.get("total", 0))
-    result.message = str(out.get("message", ""))
+    result.next_cursor = out.get("next_cursor", "")
+    result.total = out["total"]
+    result.message = out.get("message", "")
     result.suggestions = dict(out.get("suggestions", {}))
-    names = [t["name"] for t in out.get("tools", [])]
+    names = [t["name"] for t in out["tools"]]
     parts = index.explain(query, names) if query else {}
     scores: dict[str, float] = {}
     by_score: list[str] = []
@@ -101,7 +102,7 @@ def run(
         by_score = [d.name for d, _ in scored]
     asked = discovery.asked_actions(query, acts) if query else frozenset()
     key = query.lower()
-    for rank, hit in enumerate(out.get("tools", []), start=result.offset + 1):
+    for rank, hit in enumerate(out["tools"], start=result.offset + 1):
         name = hit["name"]
         d = gw.catalog.get(name)
         lexical, semantic = parts.get(name, (0.0, None))
