@@ -1,21 +1,25 @@
-"""Load on `gateway serve` over Streamable HTTP: many concurrent MCP clients on loopback.
+"""Load on `gateway serve --transport http`, measured at the server, next to the SDK's own server.
 
-    python -m benchmarks.mcp_load [--catalog workspace] [--clients 16] [--rounds 20] [--seconds 30]
-                                  [--mode auto|legacy] [--sessions both|on|off]
+    python -m benchmarks.mcp_load [--clients 50] [--seconds 5] [--rounds 3] [--sessions both|on|off]
+                                  [--http auto|h11|httptools] [--loop auto|asyncio|uvloop]
 
-Starts `gateway serve --transport http` on a free loopback port as a subprocess. Each client (the
-real MCP SDK client, its own connection) repeats a round of discover_tools then invoke_tool on a
-read-only tool, until it has done `--rounds` rounds or `--seconds` have passed. Prints throughput
-and latency percentiles per call, next to a baseline measured in the same run: the same calls at
-the same concurrency straight into `Gateway.call` in this process (no MCP, no HTTP). Then checks
-that no call failed and that every invocation is in the server's audit log; exits 1 otherwise.
+What a call costs the server, not its client. Each server (the gateway, and the MCP SDK's minimal
+server as the anchor: `benchmarks.mcp_anchor`) is started once as a subprocess on a loopback port;
+the real SDK client then calls `invoke_tool` once through a recording proxy (the end-to-end check
+that the bytes still match what the SDK sends), and `--clients` light clients replay those bytes
+back to back over their own keep-alive connections (`benchmarks.mcp_wire`): the hand-shake once,
+then `tools/call` with fresh ids. The invoked tool does nothing (`benchmarks.noop_catalog`).
 
-The invoked tools are the catalog's read-only tools whose first example succeeds, so the mix is
-the same whatever the catalog. Nothing leaves the machine: the server binds 127.0.0.1.
+The servers take turns, `--rounds` windows of `--seconds` each, so a load that changes on the
+machine falls on all of them alike. Per window: calls/s, p50 and p99 latency, and the server's CPU
+a call read from its own counters (/proc/PID/stat, every thread; start-up and capture excluded).
+The figures are the medians over the windows. In-process `Gateway.call` of the same invocation at
+the same concurrency is the floor: the gateway's own work, with no MCP and no HTTP.
 
-`--sessions both` (the default) serves twice, with MCP sessions and without (`[serve] sessions`).
-Sessions only change what handshake-era clients do: `--mode legacy` makes every client speak
-2025-11-25 (initialize, then `Mcp-Session-Id`), as Claude Code does; `auto` lets the SDK pick.
+Sessions off: a 2026-07-28 client (`mode="auto"`), stateless, plain JSON answers. Sessions on: a
+2025-11-25 client (`mode="legacy"`: initialize, then `Mcp-Session-Id`), SSE answers. Afterwards it
+checks that every call succeeded and that every call that reached the gateway is in its audit log;
+exits 1 otherwise. Linux only (the CPU counters); nothing leaves the machine.
 """
 
 from __future__ import annotations
@@ -26,261 +30,298 @@ import json
 import logging
 import os
 import platform
-import resource
+import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from urllib.parse import urlsplit
 
-from mcp import Client
-
-from gateway import Gateway, ToolContext
+from benchmarks.mcp_wire import Replayer, Script, capture
+from gateway import ToolContext
 from gateway.runtime import open_gateway
 from gateway.settings.loading import load_settings
 
-MAX_CLIENTS = 64
-MAX_ROUNDS = 1000
-MAX_SECONDS = 120.0
+MAX_CLIENTS = 200
+MAX_SECONDS = 60.0
+MAX_ROUNDS = 10
 START_SECONDS = 60.0
+CATALOG = "benchmarks.noop_catalog:provide"
+ARGUMENTS = {"tool_name": "bench_noop", "parameters": {}}
+_TICKS = os.sysconf("SC_CLK_TCK")
 
-Call = tuple[str, dict[str, Any]]
-Caller = Callable[[str, dict[str, Any]], Awaitable[bool]]
+
+def http_stack() -> str:
+    """What uvicorn's "auto" picks here: httptools and uvloop when they import, else h11 and asyncio."""
+    found = []
+    for fast, slow in (("httptools", "h11"), ("uvloop", "asyncio")):
+        try:
+            __import__(fast)
+            found.append(fast)
+        except ImportError:
+            found.append(slow)
+    return " + ".join(found)
+
+
+def cpu_seconds(pid: int) -> float:
+    """User and system CPU of process `pid` (all its threads), from /proc/PID/stat."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / _TICKS
 
 
 @dataclass
-class Tally:
-    """Latencies (ms) per meta-tool, and what went wrong."""
+class Window:
+    """One timed window of load on one server."""
 
-    latencies: dict[str, list[float]] = field(default_factory=dict)
-    errors: list[str] = field(default_factory=list)
-    invocations: int = 0
-    seconds: float = 0.0
-
-    def add(self, name: str, ms: float) -> None:
-        self.latencies.setdefault(name, []).append(ms)
+    calls: int
+    seconds: float
+    cpu: float  # the server's CPU seconds in the window (the in-process floor: this process's)
+    latencies: list[float]
+    errors: list[str]
 
     @property
-    def calls(self) -> int:
-        return sum(len(v) for v in self.latencies.values())
+    def rate(self) -> float:
+        return self.calls / self.seconds
+
+    @property
+    def cpu_ms(self) -> float:
+        return 1000 * self.cpu / self.calls if self.calls else float("nan")
+
+
+@dataclass
+class Target:
+    """A server under load: how to start it, what its client sends, what came of each window."""
+
+    label: str
+    command: list[str]
+    env: dict[str, str]
+    mode: str  # the SDK client's mode for the capture
+    proc: subprocess.Popen[bytes] | None = None
+    url: str = ""
+    script: Script | None = None
+    windows: list[Window] = field(default_factory=list)
+    calls: int = 0  # every tools/call it answered: capture, warm-up and windows
+
+    def start(self) -> None:
+        self.proc = subprocess.Popen(
+            self.command, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, env=self.env
+        )
+        assert self.proc.stderr is not None
+        end, seen = time.monotonic() + START_SECONDS, b""
+        while b"serving MCP on" not in seen:
+            line = self.proc.stderr.readline()  # the first line says where it listens
+            if not line or time.monotonic() > end:
+                self.proc.kill()
+                raise SystemExit(f"{self.label} did not start:\n{seen.decode(errors='replace')}")
+            seen += line
+        self.url = seen.decode().strip().split()[-1]
+        where = urlsplit(self.url)  # the line comes as the socket is bound, maybe before it listens
+        while True:
+            try:
+                socket.create_connection((where.hostname, where.port), timeout=1).close()
+                break
+            except OSError:
+                if time.monotonic() > end:
+                    raise SystemExit(f"{self.label} does not accept connections at {self.url}") from None
+                time.sleep(0.05)
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            self.proc.terminate()  # an SSE stream a client left open may hold a graceful stop
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+            if self.proc.stderr is not None:
+                self.proc.stderr.close()
+
+
+async def load(target: Target, clients: int, seconds: float) -> Window:
+    """`clients` replayers calling back to back for `seconds`, the server's CPU counted meanwhile."""
+    assert target.script is not None and target.proc is not None
+    replayers = [Replayer(target.url, target.script) for _ in range(clients)]
+    await asyncio.gather(*(r.open() for r in replayers))
+    latencies: list[float] = []
+    errors: list[str] = []
+    deadline = time.monotonic() + seconds
+
+    async def one(replayer: Replayer) -> None:
+        while time.monotonic() < deadline:
+            start = time.perf_counter()
+            try:
+                problem = await replayer.call()
+            except (ConnectionError, asyncio.IncompleteReadError) as exc:
+                errors.append(f"{type(exc).__name__}: {exc}")
+                return
+            latencies.append((time.perf_counter() - start) * 1000)
+            if problem:
+                errors.append(problem)
+
+    cpu, start = cpu_seconds(target.proc.pid), time.perf_counter()
+    await asyncio.gather(*(one(r) for r in replayers))
+    window = Window(
+        len(latencies), time.perf_counter() - start, cpu_seconds(target.proc.pid) - cpu, latencies, errors
+    )
+    await asyncio.gather(*(r.close() for r in replayers))
+    target.calls += window.calls
+    return window
+
+
+async def in_process(config: Path, clients: int, seconds: float) -> Window:
+    """The floor: the same invocation straight into `Gateway.call`, at the same concurrency."""
+    with open_gateway(load_settings(config, environ={})) as gw:
+        ctx = ToolContext(session_id="bench")
+        latencies: list[float] = []
+        errors: list[str] = []
+        for _ in range(200):  # warm up
+            await gw.call("invoke_tool", ARGUMENTS, ctx)
+        deadline = time.monotonic() + seconds
+
+        async def one() -> None:
+            while time.monotonic() < deadline:
+                start = time.perf_counter()
+                result = await gw.call("invoke_tool", ARGUMENTS, ctx)
+                latencies.append((time.perf_counter() - start) * 1000)
+                if not result.ok:
+                    errors.append(f"in process: {result.error}")
+
+        cpu, start = time.process_time(), time.perf_counter()
+        await asyncio.gather(*(one() for _ in range(clients)))
+        return Window(
+            len(latencies), time.perf_counter() - start, time.process_time() - cpu, latencies, errors
+        )
+
+
+def _progress(n: int, label: str, window: Window) -> None:
+    print(
+        f"  window {n + 1}, {label}: {window.rate:,.0f} calls/s, {window.cpu_ms:.3f} ms CPU a call, "
+        f"{len(window.errors)} errors",
+        file=sys.stderr,
+        flush=True,
+    )
 
 
 def _percentile(values: list[float], p: float) -> float:
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
+    return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))] if ordered else float("nan")
 
 
-def workload(gw: Gateway, ctx: ToolContext) -> list[tuple[Call, Call]]:
-    """(discover, invoke) pairs: each read-only tool whose example runs, found by its own summary."""
-    pairs: list[tuple[Call, Call]] = []
-    for d in gw.visible(ctx.principal):
-        if not d.read_only or not d.example_calls:
-            continue
-        invoke = ("invoke_tool", {"tool_name": d.name, "parameters": dict(d.example_calls[0])})
-        if asyncio.run(gw.call(*invoke, ctx)).ok:
-            pairs.append((("discover_tools", {"query": d.summary, "limit": 5}), invoke))
-    if not pairs:
-        raise SystemExit("no read-only tool with a working example in this catalog")
-    asyncio.run(gw.call(*pairs[0][0], ctx))  # warm up: the search index is built on first use
-    return pairs
-
-
-async def drive(
-    clients: int,
-    rounds: int,
-    seconds: float,
-    pairs: list[tuple[Call, Call]],
-    open_caller: Callable[[], AbstractAsyncContextManager[Caller]],
-) -> Tally:
-    """`clients` concurrent loops over `pairs`, each through its own caller."""
-    tally = Tally()
-    deadline = time.monotonic() + seconds
-
-    async def one(index: int) -> None:
-        async with open_caller() as call:
-            for n in range(rounds):
-                if time.monotonic() >= deadline:
-                    return
-                for name, arguments in pairs[(index + n) % len(pairs)]:
-                    start = time.perf_counter()
-                    try:
-                        problem = None if await call(name, arguments) else f"{name} returned an error result"
-                    except Exception as exc:  # a benchmark reports failures, it does not stop at one
-                        problem = f"{name}: {type(exc).__name__}: {exc}"
-                    tally.add(name, (time.perf_counter() - start) * 1000)
-                    if problem:
-                        tally.errors.append(problem)
-                    if name == "invoke_tool":
-                        tally.invocations += 1
-
-    start = time.perf_counter()
-    await asyncio.gather(*(one(i) for i in range(clients)))
-    tally.seconds = time.perf_counter() - start
-    return tally
-
-
-@asynccontextmanager
-async def mcp_caller(url: str, mode: str) -> AsyncIterator[Caller]:
-    """One MCP client connection (the SDK's `Client` over Streamable HTTP)."""
-    async with Client(url, mode=mode) as client:
-
-        async def call(name: str, arguments: dict[str, Any]) -> bool:
-            return not (await client.call_tool(name, arguments)).is_error
-
-        yield call
-
-
-@asynccontextmanager
-async def direct_caller(gw: Gateway, ctx: ToolContext) -> AsyncIterator[Caller]:
-    """The baseline: straight into the gateway's chokepoint."""
-
-    async def call(name: str, arguments: dict[str, Any]) -> bool:
-        return (await gw.call(name, arguments, ctx)).ok
-
-    yield call
-
-
-def start_server(config: Path, sessions: bool) -> tuple[subprocess.Popen[bytes], str]:
-    command = [sys.executable, "-m", "gateway.cli", "serve", "--config", str(config)]
-    command += ["--transport", "http", "--host", "127.0.0.1", "--port", "0"]
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GATEWAY_")}
-    env["GATEWAY_SERVE_SESSIONS"] = "true" if sessions else "false"
-    proc = subprocess.Popen(command, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, env=env)
-    assert proc.stderr is not None
-    end = time.monotonic() + START_SECONDS
-    seen = b""
-    while b"serving MCP on" not in seen:
-        line = proc.stderr.readline()  # the server's first line says where it listens
-        if not line or time.monotonic() > end:
-            proc.kill()
-            raise SystemExit(f"gateway serve did not start:\n{seen.decode(errors='replace')}")
-        seen += line
-    url = seen.decode().strip().split()[-1]
-    return proc, url
-
-
-def report(label: str, tally: Tally) -> None:
-    rate = tally.calls / tally.seconds if tally.seconds else 0.0
-    print(
-        f"{label}: {tally.calls:,} calls in {tally.seconds:.2f} s = {rate:,.0f} calls/s, errors {len(tally.errors)}"
+def summary(windows: list[Window]) -> tuple[float, float, float, float]:
+    """Medians over the windows: calls/s, p50 ms, p99 ms, server CPU ms a call."""
+    return (
+        statistics.median(w.rate for w in windows),
+        statistics.median(_percentile(w.latencies, 50) for w in windows),
+        statistics.median(_percentile(w.latencies, 99) for w in windows),
+        statistics.median(w.cpu_ms for w in windows),
     )
-    for name, values in sorted(tally.latencies.items()):
-        figures = "  ".join(f"p{p} {_percentile(values, p):7.2f}" for p in (50, 90, 99))
-        print(f"    {name:<16} n={len(values):<6,} ms: {figures}  max {max(values):7.2f}")
 
 
-def audited_invocations(path: Path) -> int:
+def audited(path: Path) -> int:
     if not path.exists():
         return 0
     return sum(1 for line in path.read_text().splitlines() if json.loads(line)["outcome"] == "executed")
 
 
-Served = tuple[str, Tally, float, float, int]  # url, tally, server cpu s, clients' cpu s, audited
+def targets(root: Path, sessions: list[bool], http: str, loop: str) -> list[Target]:
+    """The gateway and the anchor for each sessions setting, in the order they take turns."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GATEWAY_")}
+    out = []
+    for on in sessions:
+        name = "sessions-on" if on else "sessions-off"
+        (root / name).mkdir(mode=0o700)
+        config = root / name / "config.toml"
+        config.write_text(
+            f'catalogs = ["{CATALOG}"]\ndata_dir = "{root / name}"\n\n[serve]\nsessions = {str(on).lower()}\n'
+        )
+        gateway = [sys.executable, "-m", "gateway.cli", "serve", "--config", str(config)]
+        gateway += ["--transport", "http", "--host", "127.0.0.1", "--port", "0"]
+        anchor = [sys.executable, "-m", "benchmarks.mcp_anchor", "--sessions", "on" if on else "off"]
+        anchor += ["--http", http, "--loop", loop]
+        mode = "legacy" if on else "auto"
+        word = "on (2025-11-25 client)" if on else "off (2026-07-28 client)"
+        out.append(Target(f"gateway, sessions {word}", gateway, env, mode))
+        out.append(Target(f"SDK minimal server, sessions {word}", anchor, env, mode))
+    return out
 
 
-def serve_and_drive(
-    root: Path,
-    configs: dict[str, Path],
-    sessions: bool,
-    load: tuple[int, int, float],
-    pairs: list[tuple[Call, Call]],
-    *,
-    mode: str,
-) -> Served:
-    """Start a server (with or without sessions), drive `load` (clients, rounds, seconds) at it."""
-    name = "sessions-on" if sessions else "sessions-off"
-    proc, url = start_server(configs[name], sessions)  # it builds its search index before listening
-    own_cpu, before = time.process_time(), resource.getrusage(resource.RUSAGE_CHILDREN)
+async def run(args: argparse.Namespace, root: Path) -> bool:
+    clients = max(1, min(args.clients, MAX_CLIENTS))
+    seconds = max(0.5, min(args.seconds, MAX_SECONDS))
+    rounds = max(1, min(args.rounds, MAX_ROUNDS))
+    sessions = {"both": [False, True], "on": [True], "off": [False]}[args.sessions]
+    servers = targets(root, sessions, args.http, args.loop)
     try:
-        tally = asyncio.run(drive(*load, pairs, lambda: mcp_caller(url, mode)))
+        for target in servers:
+            target.start()
+            target.script = await capture(target.url, target.mode, ARGUMENTS)  # the SDK client, once
+            target.calls += 1
+            await load(target, clients, min(1.0, seconds))  # warm up
+        floor: list[Window] = []
+        (root / "floor").mkdir(mode=0o700)
+        floor_config = root / "floor" / "config.toml"  # an audit log of its own
+        floor_config.write_text(f'catalogs = ["{CATALOG}"]\ndata_dir = "{root / "floor"}"\n')
+        for n in range(rounds):
+            floor.append(await in_process(floor_config, clients, seconds))
+            _progress(n, "in-process Gateway.call", floor[-1])
+            for target in servers if n % 2 == 0 else reversed(servers):
+                target.windows.append(await load(target, clients, seconds))
+                _progress(n, target.label, target.windows[-1])
     finally:
-        own_cpu = time.process_time() - own_cpu
-        proc.terminate()
-        proc.wait(timeout=30)
-        if proc.stderr is not None:
-            proc.stderr.close()
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    server_cpu = usage.ru_utime + usage.ru_stime - before.ru_utime - before.ru_stime
-    return url, tally, server_cpu, own_cpu, audited_invocations(root / name / "audit.jsonl")
+        for target in servers:
+            target.stop()
+
+    print(f"HTTP stack (uvicorn's choice, the gateway's and by default the anchor's): {http_stack()}")
+    print(f"{clients} clients, {rounds} windows of {seconds:g} s each per server, taking turns; medians")
+    print(f"{'':<54} {'calls/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'server CPU ms a call':>21}")
+    rows = [("in-process Gateway.call (no MCP, no HTTP)", floor)] + [(t.label, t.windows) for t in servers]
+    for label, windows in rows:
+        rate, p50, p99, cpu = summary(windows)
+        print(f"{label:<54} {rate:>9,.0f} {p50:>8.2f} {p99:>8.2f} {cpu:>21.3f}")
+    for gateway, anchor in zip(servers[::2], servers[1::2], strict=True):
+        g, a = summary(gateway.windows), summary(anchor.windows)
+        print(
+            f"{gateway.label.split(', ', 1)[1]}: the gateway's CPU a call is {g[3] / a[3]:.2f}x the SDK "
+            f"server's, its throughput {g[0] / a[0]:.2f}x"
+        )
+    ok = True
+    for label, windows in rows:
+        errors = [e for w in windows for e in w.errors]
+        if errors:
+            ok = False
+            print(f"error: {label}: {len(errors)} failed calls, first: {errors[0]}")
+    for gateway in servers[::2]:
+        name = "sessions-on" if "sessions on" in gateway.label else "sessions-off"
+        seen = audited(root / name / "audit.jsonl")
+        print(f"audit log ({gateway.label}): {seen:,} executed invocations for {gateway.calls:,} calls")
+        ok = ok and seen == gateway.calls
+    return ok
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
+    parser.add_argument("--clients", type=int, default=50, help=f"concurrent clients (at most {MAX_CLIENTS})")
     parser.add_argument(
-        "--catalog", default="workspace", help="catalog provider (entry point or module:function)"
+        "--seconds", type=float, default=5.0, help=f"seconds a window (at most {MAX_SECONDS:g})"
     )
-    parser.add_argument(
-        "--clients", type=int, default=16, help=f"concurrent MCP clients (at most {MAX_CLIENTS})"
-    )
-    parser.add_argument("--rounds", type=int, default=20, help=f"rounds per client (at most {MAX_ROUNDS})")
-    parser.add_argument("--seconds", type=float, default=30.0, help=f"time limit (at most {MAX_SECONDS:g})")
-    parser.add_argument(
-        "--mode", choices=["auto", "legacy"], default="auto", help="the clients' protocol mode"
-    )
-    parser.add_argument(
-        "--sessions", choices=["both", "on", "off"], default="both", help="serve with MCP sessions"
-    )
+    parser.add_argument("--rounds", type=int, default=3, help=f"windows per server (at most {MAX_ROUNDS})")
+    parser.add_argument("--sessions", choices=["both", "on", "off"], default="both")
+    parser.add_argument("--http", default="auto", help="the anchor's uvicorn HTTP implementation")
+    parser.add_argument("--loop", default="auto", help="the anchor's uvicorn event loop")
     args = parser.parse_args()
-    logging.basicConfig(level=logging.WARNING)  # first, so no library's own basicConfig turns on INFO
-    clients = max(1, min(args.clients, MAX_CLIENTS))
-    rounds = max(1, min(args.rounds, MAX_ROUNDS))
-    seconds = max(1.0, min(args.seconds, MAX_SECONDS))
-    print(f"machine: {platform.machine()}, {os.cpu_count()} cpus, {platform.system()} {platform.release()}")
+    logging.basicConfig(level=logging.WARNING)
     print(
-        f"python {platform.python_version()}; catalog {args.catalog!r}; {clients} clients x {rounds} rounds; "
-        f"client mode {args.mode}"
+        f"machine: {platform.machine()}, {os.cpu_count()} cpus, {platform.system()} {platform.release()}, "
+        f"load {os.getloadavg()[0]:.1f}; python {platform.python_version()}"
     )
-    runs = {"both": [True, False], "on": [True], "off": [False]}[args.sessions]
-
     with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp)
-        configs = {}
-        for name in ("sessions-on", "sessions-off", "baseline"):
-            (root / name).mkdir()
-            configs[name] = root / name / "config.toml"
-            configs[name].write_text(f'catalogs = ["{args.catalog}"]\ndata_dir = "{root / name}"\n')
-
-        with open_gateway(load_settings(configs["baseline"], environ={})) as gw:
-            ctx = ToolContext(session_id="bench")
-            pairs = workload(gw, ctx)
-            print(f"invoked tools: {', '.join(sorted({p[1][1]['tool_name'] for p in pairs}))}")
-            baseline = asyncio.run(drive(clients, rounds, seconds, pairs, lambda: direct_caller(gw, ctx)))
-
-        served = {
-            sessions: serve_and_drive(
-                root, configs, sessions, (clients, rounds, seconds), pairs, mode=args.mode
-            )
-            for sessions in runs
-        }
-
-    report("baseline, Gateway.call in-process", baseline)
-    base50 = {k: statistics.median(v) for k, v in baseline.latencies.items()}
-    failed = bool(baseline.errors)
-    for sessions, (url, tally, server_cpu, own_cpu, audited) in served.items():
-        report(f"gateway serve over Streamable HTTP, sessions {'on' if sessions else 'off'} ({url})", tally)
-        p50 = {k: statistics.median(v) for k, v in tally.latencies.items()}
-        print(
-            "    median overhead of MCP over HTTP: "
-            + ", ".join(f"{k} +{p50[k] - base50[k]:.2f} ms" for k in sorted(p50))
-        )
-        print(
-            f"    cpu: server process {server_cpu:.2f} s (with its start-up), clients {own_cpu:.2f} s, "
-            f"over {tally.seconds:.2f} s on {os.cpu_count()} cpus"
-        )
-        print(f"    audit log: {audited:,} executed invocations for {tally.invocations:,} invoke_tool calls")
-        for error in tally.errors[:5]:
-            print(f"error: {error}")
-        failed = failed or bool(tally.errors) or audited != tally.invocations
-    for error in baseline.errors[:5]:
-        print(f"error: {error}")
-    if failed:
+        ok = asyncio.run(run(args, Path(tmp)))
+    if not ok:
         raise SystemExit(1)
 
 
