@@ -103,6 +103,7 @@ class Target:
     url: str = ""
     script: Script | None = None
     windows: list[Window] = field(default_factory=list)
+    replayers: list[Replayer] = field(default_factory=list)  # its clients, each keeping one session
     calls: int = 0  # every tools/call it answered: capture, warm-up and windows
 
     def start(self) -> None:
@@ -141,10 +142,15 @@ class Target:
 
 
 async def load(target: Target, clients: int, seconds: float) -> Window:
-    """`clients` replayers calling back to back for `seconds`, the server's CPU counted meanwhile."""
+    """`clients` replayers calling back to back for `seconds`, the server's CPU counted meanwhile.
+
+    The clients connect (and open their sessions) once, at the first window: later windows reuse
+    them, as agents keep theirs, so no window counts a hand-shake."""
     assert target.script is not None and target.proc is not None
-    replayers = [Replayer(target.url, target.script) for _ in range(clients)]
-    await asyncio.gather(*(r.open() for r in replayers))
+    if not target.replayers:
+        target.replayers = [Replayer(target.url, target.script) for _ in range(clients)]
+        await asyncio.gather(*(r.open() for r in target.replayers))
+    replayers = [r for r in target.replayers if not r.broken]
     latencies: list[float] = []
     errors: list[str] = []
     deadline = time.monotonic() + seconds
@@ -154,8 +160,9 @@ async def load(target: Target, clients: int, seconds: float) -> Window:
             start = time.perf_counter()
             try:
                 problem = await replayer.call()
-            except (ConnectionError, asyncio.IncompleteReadError) as exc:
+            except (TimeoutError, ConnectionError, asyncio.IncompleteReadError) as exc:
                 errors.append(f"{type(exc).__name__}: {exc}")
+                replayer.broken = True  # its connection is in an unknown state: it stops
                 return
             latencies.append((time.perf_counter() - start) * 1000)
             if problem:
@@ -166,7 +173,6 @@ async def load(target: Target, clients: int, seconds: float) -> Window:
     window = Window(
         len(latencies), time.perf_counter() - start, cpu_seconds(target.proc.pid) - cpu, latencies, errors
     )
-    await asyncio.gather(*(r.close() for r in replayers))
     target.calls += window.calls
     return window
 
@@ -272,6 +278,7 @@ async def run(args: argparse.Namespace, root: Path) -> bool:
                 _progress(n, target.label, target.windows[-1])
     finally:
         for target in servers:
+            await asyncio.gather(*(r.close() for r in target.replayers))
             target.stop()
 
     print(f"HTTP stack (uvicorn's choice, the gateway's and by default the anchor's): {http_stack()}")
@@ -283,6 +290,8 @@ async def run(args: argparse.Namespace, root: Path) -> bool:
         print(f"{label:<54} {rate:>9,.0f} {p50:>8.2f} {p99:>8.2f} {cpu:>21.3f}")
     for gateway, anchor in zip(servers[::2], servers[1::2], strict=True):
         g, a = summary(gateway.windows), summary(anchor.windows)
+        if not (g[0] and a[0]):
+            continue  # no call passed: the errors below say why
         print(
             f"{gateway.label.split(', ', 1)[1]}: the gateway's CPU a call is {g[3] / a[3]:.2f}x the SDK "
             f"server's, its throughput {g[0] / a[0]:.2f}x"

@@ -20,6 +20,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 SESSION_HEADER = b"mcp-session-id"
+CALL_SECONDS = 30.0  # a request unanswered this long counts as failed, and the client stops
 
 
 @dataclass(frozen=True)
@@ -110,6 +111,7 @@ class Script:
     setup: list[Request]
     call: Request
     sessions: bool  # the server handed out a session id, which later requests carry
+    teardown: list[Request] = field(default_factory=list)  # what ends the session (DELETE), if any
 
 
 async def capture(url: str, mode: str, arguments: dict[str, Any]) -> Script:
@@ -122,13 +124,14 @@ async def capture(url: str, mode: str, arguments: dict[str, Any]) -> Script:
             if result.is_error:
                 raise SystemExit(f"the SDK client's capture call failed: {result.content}")
         await asyncio.sleep(0.05)  # the last bytes through the proxy
-    requests = [r for stream in sent for r in parse_requests(bytes(stream)) if r.method == b"POST"]
+    every = [r for stream in sent for r in parse_requests(bytes(stream))]
+    requests = [r for r in every if r.method == b"POST"]  # a GET opens the server's stream: not replayed
     calls = [i for i, r in enumerate(requests) if r.message.get("method") == "tools/call"]
     if len(calls) != 1:
         raise SystemExit(f"expected one tools/call in what the SDK client sent, saw {len(calls)}")
-    setup = [r for r in requests[: calls[0]] if r.message.get("method") != "tools/call"]
+    setup = requests[: calls[0]]
     sessions = any(n.lower() == SESSION_HEADER for n, _ in requests[calls[0]].head)
-    return Script(setup, requests[calls[0]], sessions)
+    return Script(setup, requests[calls[0]], sessions, [r for r in every if r.method == b"DELETE"])
 
 
 @dataclass
@@ -188,13 +191,12 @@ class Replayer:
     writer: asyncio.StreamWriter | None = None
     session: bytes | None = None
     next_id: int = 1000
-    errors: list[str] = field(default_factory=list)
+    broken: bool = False
 
     async def open(self) -> None:
-        target = urlsplit(self.url)
-        self.reader, self.writer = await asyncio.open_connection(target.hostname, target.port)
+        await self._connect()
         for request in self.script.setup:
-            response = await self._send(request, request.body)
+            response = await asyncio.wait_for(self._send(request, request.body), CALL_SECONDS)
             if response.status >= 400:
                 raise SystemExit(f"the hand-shake failed: HTTP {response.status} {response.body[:200]!r}")
             self.session = response.headers.get(SESSION_HEADER, self.session)
@@ -202,15 +204,27 @@ class Replayer:
     async def call(self) -> str | None:
         """Send the call once more; why it failed, or None."""
         self.next_id += 1
-        return failure(await self._send(self.script.call, with_id(self.script.call.body, self.next_id)))
+        body = with_id(self.script.call.body, self.next_id)
+        return failure(await asyncio.wait_for(self._send(self.script.call, body), CALL_SECONDS))
+
+    async def _connect(self) -> None:
+        target = urlsplit(self.url)
+        self.reader, self.writer = await asyncio.open_connection(target.hostname, target.port)
 
     async def _send(self, request: Request, body: bytes) -> Response:
+        if self.reader is None or self.reader.at_eof():  # the server closed it while idle: as any
+            await self._connect()  # HTTP client does, a new connection, the session kept
         assert self.reader is not None and self.writer is not None
         self.writer.write(request.encode(body=body, session=self.session if self.script.sessions else None))
         await self.writer.drain()
         return await read_response(self.reader)
 
     async def close(self) -> None:
+        """End the session as the SDK client does (its DELETE), then the connection."""
+        if self.writer is not None and self.session is not None:
+            for request in self.script.teardown:
+                with suppress(ConnectionError, asyncio.IncompleteReadError, asyncio.TimeoutError):
+                    await asyncio.wait_for(self._send(request, request.body), CALL_SECONDS)
         if self.writer is not None:
             self.writer.close()
             with suppress(ConnectionError):
