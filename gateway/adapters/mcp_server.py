@@ -15,7 +15,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import hmac
-import importlib.util
 import logging
 import os
 import signal
@@ -275,16 +274,8 @@ def serve(
             verifier = TokenVerifier(digests, token_toolsets(settings, environ)) if digests else None
             run = functools.partial(serve_http, console=app, routes=routes)
             assert sock is not None
-            anyio.run(
-                run, server, settings, host or settings.serve.host, sock, verifier, backend_options=_loop()
-            )
+            anyio.run(run, server, settings, host or settings.serve.host, sock, verifier)
     return 0
-
-
-def _loop() -> dict[str, bool]:
-    """uvloop's event loop for the HTTP server when it is installed (the `mcp` extra brings it where
-    it builds), measured to cut the CPU a call (docs/mcp.md, "Load"); else asyncio's own."""
-    return {"use_uvloop": importlib.util.find_spec("uvloop") is not None}
 
 
 def _exit(signum: int, frame: object) -> None:
