@@ -98,6 +98,8 @@ class Page(TypedDict):
 
 @final
 class CategoryCount(TypedDict):
+    """One category of the overview: how many tools, and how many of each action."""
+
     name: str
     tools: int
     actions: dict[str, int]
@@ -115,6 +117,8 @@ class Overview(TypedDict):
 
 @final
 class ExampleCall(TypedDict):
+    """The arguments of `invoke_tool` for a tool's first example call."""
+
     tool_name: str
     parameters: Any
 

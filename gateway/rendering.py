@@ -167,6 +167,8 @@ def to_jsonable(value: Any) -> Any:
 
 @final
 class ProblemEntry(TypedDict):
+    """One argument problem: where (`loc`, a dotted path) and what (`msg`)."""
+
     loc: str
     msg: str
 
@@ -185,6 +187,8 @@ class ErrorBody(TypedDict):
 
 @final
 class ErrorAnswer(TypedDict):
+    """A failed call's whole answer: `{"error": {...}}`."""
+
     error: ErrorBody
 
 

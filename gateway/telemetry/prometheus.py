@@ -6,12 +6,16 @@ nothing of the client's default process metrics leaks into the page unless asked
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator
 
 from prometheus_client import CollectorRegistry, Counter, Histogram
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.exposition import choose_encoder
 from prometheus_client.registry import Collector
+
+from ..context import ToolContext
+from . import UNKNOWN_TOOL, CallKind, Observation, Telemetry
 
 
 class PrometheusMetrics:
@@ -52,6 +56,43 @@ class PrometheusMetrics:
         """
         encode, content_type = choose_encoder(accept)
         return encode(self.registry), content_type
+
+
+class PrometheusTelemetry(Telemetry):
+    """Metrics for a scrape of `/metrics` and nothing else: what `gateway serve` over HTTP keeps when
+    no trace or metric pipeline is configured (no OTLP endpoint, no host's providers). A call costs
+    two clock reads and the two metric updates: no span, no attribute dictionary, no context."""
+
+    def __init__(self, metrics: PrometheusMetrics) -> None:
+        self.prometheus = metrics
+
+    def observe(self, kind: CallKind, tool: str, context: ToolContext) -> Observation:
+        return _Timed(self.prometheus, kind, tool)
+
+    def metrics_text(self, accept: str = "") -> tuple[bytes, str] | None:
+        return self.prometheus.text(accept)
+
+
+class _Timed(Observation):
+    """One call's duration and outcome, recorded when it ends."""
+
+    __slots__ = ("_kind", "_metrics", "_start", "_tool")
+
+    def __init__(self, metrics: PrometheusMetrics, kind: CallKind, tool: str) -> None:
+        self.outcome = ""
+        self.error_code = None
+        self._metrics, self._kind, self._tool = metrics, kind, tool
+        self._start = 0.0
+
+    def __enter__(self) -> Observation:
+        self._start = time.perf_counter()
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, *rest: object) -> None:
+        # The outcomes and labels of `OpenTelemetry`'s metrics, so a scrape reads the same either way.
+        outcome = "interrupted" if exc_type is not None else self.outcome or "unknown"
+        tool = UNKNOWN_TOOL if outcome == "unknown" else self._tool
+        self._metrics.record(self._kind, tool, outcome, time.perf_counter() - self._start)
 
 
 class _Pending(Collector):

@@ -32,7 +32,7 @@ def open_telemetry(config: TelemetrySettings, *, pending: Callable[[], int], pro
         return Telemetry()
     try:
         from .otel import DURATION_BUCKETS, OpenTelemetry, pending_count
-        from .prometheus import PrometheusMetrics
+        from .prometheus import PrometheusMetrics, PrometheusTelemetry
     except ImportError as exc:
         if config.otlp_endpoint is None:
             return Telemetry()
@@ -41,8 +41,25 @@ def open_telemetry(config: TelemetrySettings, *, pending: Callable[[], int], pro
         ) from None
     providers = _otlp_providers(config) if config.otlp_endpoint is not None else {}
     scrape = PrometheusMetrics(pending=lambda: pending_count(pending), buckets=DURATION_BUCKETS)
+    if not providers and not host_records():
+        return PrometheusTelemetry(scrape)  # spans and OTel metrics would go nowhere: none are made
     return OpenTelemetry(
         pending=pending, prometheus=scrape if prometheus else None, shutdown_on_close=True, **providers
+    )
+
+
+def host_records() -> bool:
+    """Whether this process has OpenTelemetry providers of its own (set by a host, or by
+    `opentelemetry-instrument`): the gateway's spans and metrics then join them. Before any is set
+    the API's globals are proxies that record nothing."""
+    from opentelemetry import metrics, trace
+
+    tracer = trace.get_tracer_provider()
+    tracing = not isinstance(tracer, trace.ProxyTracerProvider | trace.NoOpTracerProvider)
+    # The API exports no name for its proxy meter provider: it is told by its class's name.
+    meter = type(metrics.get_meter_provider())
+    return tracing or not (
+        issubclass(meter, metrics.NoOpMeterProvider) or meter.__name__ == "_ProxyMeterProvider"
     )
 
 

@@ -272,3 +272,37 @@ def test_a_call_past_a_rate_limit_is_counted_as_limited_and_its_span_says_rate_l
     ]
     assert len(limited) == 1 and limited[0].attributes is not None
     assert limited[0].attributes["error.type"] == "rate_limited"
+
+
+SCRAPE_ONLY = """
+import asyncio
+from opentelemetry import trace
+from opentelemetry.sdk.trace import TracerProvider
+from gateway import Catalog, Gateway
+from gateway.settings.loading import TelemetrySettings
+from gateway.telemetry.setup import open_telemetry
+from tests.gateway.sample_tools import ALL_TOOLS
+
+def serve(telemetry):
+    gw = Gateway(Catalog(ALL_TOOLS), telemetry=telemetry)
+    for args in ({}, {"query": "search notes"}, {"query": ""}):
+        asyncio.run(gw.call("discover_tools", args))
+    asyncio.run(gw.call("invoke_tool", {"tool_name": "notes_search", "parameters": {"title": "a"}}))
+    asyncio.run(gw.call("invoke_tool", {"tool_name": "no_such_tool", "parameters": {}}))
+    text = telemetry.metrics_text()[0].decode().splitlines()
+    return type(telemetry).__name__, sorted(l for l in text if l.startswith("gateway_calls_total"))
+
+alone = serve(open_telemetry(TelemetrySettings(), pending=lambda: 0, prometheus=True))
+trace.set_tracer_provider(TracerProvider())  # a host (or opentelemetry-instrument) records spans
+hosted = serve(open_telemetry(TelemetrySettings(), pending=lambda: 0, prometheus=True))
+print(alone[0], hosted[0])
+print(alone[1] == hosted[1], len(alone[1]))
+"""
+
+
+def test_with_nothing_recording_spans_only_the_scrape_is_kept_and_it_reads_the_same() -> None:
+    out = subprocess.run(
+        [sys.executable, "-c", SCRAPE_ONLY], cwd=ROOT, capture_output=True, text=True, check=False
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == ["PrometheusTelemetry OpenTelemetry", "True 5"]
