@@ -14,7 +14,10 @@ from typing import Any
 from .definition import ToolDefinition, definition_from_function, definition_problems
 from .errors import RegistrationError
 
-Registrable = ToolDefinition | Callable[..., Any]
+Registrable = ToolDefinition | Callable[..., Any] | object
+"""A definition or an @tool function. Typed as wide as `object` because mypy types a list of
+functions with different signatures (`TOOLS = [notes_create, notes_delete]`) as `list[function]`,
+which no Callable admits; what is not a tool is refused at registration, with every problem named."""
 
 
 @contextmanager
@@ -81,8 +84,13 @@ class Catalog:
             if isinstance(item, ToolDefinition):
                 found = [] if item in _CHECKED else definition_problems(item)
                 definition = None if found else item
-            else:
+            elif callable(item):
                 definition, found = definition_from_function(item)
+            else:
+                definition, found = (
+                    None,
+                    [f"{repr(item)[:60]}: neither a ToolDefinition nor an @tool function"],
+                )
             problems.extend(found)
             if definition is not None:
                 built.append(definition)

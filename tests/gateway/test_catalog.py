@@ -88,6 +88,16 @@ def test_every_registration_problem_is_reported_at_once() -> None:
     assert len(info.value.problems) >= 7
 
 
+def test_what_is_not_a_tool_is_named_among_the_problems_and_a_list_of_tools_type_checks() -> None:
+    tools = [notes_create, "notes_search", 42]  # one list of whatever: typed as list[object]
+    with pytest.raises(RegistrationError) as info:
+        Catalog(tools)
+    assert info.value.problems == [
+        "'notes_search': neither a ToolDefinition nor an @tool function",
+        "42: neither a ToolDefinition nor an @tool function",
+    ]
+
+
 def test_a_failed_registration_adds_nothing(catalog: Catalog) -> None:
     before = dict(catalog.by_name)
     good = ToolDefinition(
