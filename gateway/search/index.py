@@ -316,7 +316,14 @@ class SearchIndex(Ranking):
         depth = None if limit is None else offset + limit
         if boosts:
             return self._boosted(
-                query, boosts, offset, depth, hold, allowed=allowed, categories=categories, actions=actions
+                query,
+                boosts,
+                offset,
+                depth,
+                allowed=allowed,
+                categories=categories,
+                actions=actions,
+                hold=hold,
             )
         ids, scores, total, _ = self._rank(
             query, depth, [], allowed=allowed, categories=categories, actions=actions
@@ -330,11 +337,11 @@ class SearchIndex(Ranking):
         boosts: Mapping[str, float],
         offset: int,
         depth: int | None,
-        hold: float,
         *,
         allowed: Collection[str] | None,
         categories: Collection[str] | None,
         actions: Collection[str] | None,
+        hold: float = 0.0,
     ) -> tuple[list[tuple[ToolDefinition, float]], int]:
         boost = {self._position[name]: b for name, b in boosts.items() if name in self._position}
         if allowed is not None or categories or actions:
