@@ -57,7 +57,7 @@ def session() -> str:
             timezone="Europe/Berlin",
             catalogs=["workspace"],
             code=CodeSettings(enabled=True),
-            search={"dense": {"mode": "off"}},  # type: ignore[arg-type]
+            search={"dense": {"mode": "off"}},
         )
         with open_gateway(settings, clock=lambda: NOW) as gw:
             ctx = ToolContext(principal=principal_from(settings), session_id="code-mode")

@@ -3,6 +3,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 from types import MappingProxyType
+from typing import Any
 
 import pytest
 from pydantic import BaseModel, Field
@@ -219,7 +220,7 @@ def test_the_written_out_init_takes_every_field_in_order_with_its_default() -> N
             assert p.default is inspect.Parameter.empty, f.name
     made = ToolDefinition("x_read", "x", "read", "S.", "D.", NoParams, print)
     assert made.metadata == {} and isinstance(made.metadata, MappingProxyType)
-    given = {
+    given: dict[str, Any] = {
         "read_only": True,
         "destructive": False,
         "concurrency_safe": True,

@@ -121,7 +121,7 @@ def test_ctrl_c_during_a_tool_call_ends_in_one_line_with_status_130_and_the_cach
 
 
 def test_ctrl_c_while_the_catalogs_load_ends_in_one_line_with_status_130(home: Path) -> None:
-    code, err = _interrupted(["catalog"], _env(home, **{STALL_LOADING: "1"}), WAITING)
+    code, err = _interrupted(["catalog"], {**_env(home), STALL_LOADING: "1"}, WAITING)
     assert (code, _after(err, WAITING)) == (130, ["gateway: interrupted"]), err
 
 
@@ -129,7 +129,7 @@ def test_ctrl_c_while_the_search_index_builds_stops_the_build(home: Path) -> Non
     """The first Ctrl-C ends a `discover` that is building a large index: the build does not run to its
     end (nothing is cached) and the command says one line."""
     building = "Building the search index of"
-    code, err = _interrupted(["discover", "filler record"], _env(home, **{MANY: "60000"}), building)
+    code, err = _interrupted(["discover", "filler record"], {**_env(home), MANY: "60000"}, building)
     assert (code, _after(err, building)) == (130, ["gateway: interrupted"]), err
     index = home / "cache" / "metatool-gateway" / "search-index"
     assert not index.exists() or not any(index.iterdir()), sorted(index.iterdir())

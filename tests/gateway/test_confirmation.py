@@ -157,7 +157,7 @@ def test_a_host_approver_callback_decides_before_anything_runs(calls: Calls) -> 
 
     def approver(pending: Any) -> bool:
         seen.append(pending.preview)
-        return pending.parameters["note_id"] == "ok"
+        return bool(pending.parameters["note_id"] == "ok")
 
     gw = Gateway(Catalog(ALL_TOOLS), gate=ConfirmationGate(approver=approver))
     assert invoke(gw, "notes_delete", {"note_id": "ok"}).ok

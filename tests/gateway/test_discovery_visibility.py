@@ -16,6 +16,7 @@ import pytest
 from gateway import Catalog, Gateway, Policy, Principal, Rule, ToolContext, ToolDefinition, run_sync
 from gateway.search import index as search_index
 from gateway.search import semantic_available
+from tests.discovery_answers import as_page
 
 from .sample_tools import ALL_TOOLS, NoteParams
 
@@ -126,9 +127,9 @@ def test_hidden_tools_change_no_answer_of_discovery(engine: str) -> None:
     without = Gateway(Catalog(tools), search_cache_dir=False)
     assert _answers(with_hidden, GUEST) == _answers(without, GUEST)
     # The tools are there for those who may see them: the comparison is not vacuous.
-    found = with_hidden.discover(AGENT, query="open a ticket")
+    found = as_page(with_hidden.discover(AGENT, query="open a ticket"))
     assert found["tools"][0]["name"] == "support_open_ticket"
-    assert with_hidden.discover(GUEST, query="ticket")["total"] == 0
+    assert as_page(with_hidden.discover(GUEST, query="ticket"))["total"] == 0
 
 
 def test_the_total_counts_the_tools_that_match_with_the_semantic_layer_too() -> None:
@@ -142,8 +143,8 @@ def test_the_total_counts_the_tools_that_match_with_the_semantic_layer_too() -> 
         query = request.get("query")
         if not query:
             continue
-        filters = {"categories": request.get("categories"), "actions": request.get("actions")}
-        out = hybrid.discover(Principal(), query=query, limit=2, **filters)
+        filters: dict[str, Any] = {"categories": request.get("categories"), "actions": request.get("actions")}
+        out = as_page(hybrid.discover(Principal(), query=query, limit=2, **filters))
         matches = lexical_index.page(query, limit=1, **filters)[1]
         assert out["total"] == matches, query
         assert ("next_cursor" in out) == (matches > 2), query

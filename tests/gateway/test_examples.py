@@ -69,7 +69,7 @@ def test_strings_are_requests_and_mappings_are_calls_in_every_form_of_tool() -> 
 
 
 def test_one_example_given_bare_is_one_example_not_its_letters() -> None:
-    @tool(category="notes", action="read", read_only=True, examples="show my notes")  # type: ignore[arg-type]
+    @tool(category="notes", action="read", read_only=True, examples="show my notes")
     def notes_show() -> None:
         """Show the notes."""
 

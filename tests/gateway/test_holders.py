@@ -100,6 +100,7 @@ def test_a_store_opening_removes_the_lock_files_of_ended_processes_no_open_call_
     ended_decided.hold("p2", "run.2")
     assert ended_decided.transition("p2", ("pending",), "denied") is not None  # a person declined it
     with _opened("sqlite", str(path)) as live:
+        assert isinstance(live, SqliteConfirmationStore)
         live.put(_record("p3"))
         live.hold("p3", "run.3")
         ended_open.locks.close()  # both end without a clean stop: their locks free, their files left

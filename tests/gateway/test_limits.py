@@ -10,7 +10,7 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +18,7 @@ import pytest
 
 from gateway import Catalog, Gateway, MemoryAuditLog, Policy, Principal, Rule, ToolContext, render, run_sync
 from gateway.errors import ConfigError
-from gateway.gate.confirmation import ConfirmationGate, MemoryConfirmationStore
+from gateway.gate.confirmation import ConfirmationGate, ConfirmationStore, MemoryConfirmationStore
 from gateway.gate.stores import RedisConfirmationStore, SqliteConfirmationStore
 from gateway.limits import Limit, Limiter, MemoryBackend, RedisBackend, source_of
 from gateway.runtime import open_gateway
@@ -415,7 +415,7 @@ def test_a_held_call_that_never_runs_gives_its_quota_back_once_declined_or_expir
     """A quota counts a destructive call when it is held for approval; if the person declines it, or
     it expires unanswered, it never ran and the quota has it back (once, whoever notices)."""
     clock = Clock(time.time())  # Redis expires a record by its own clock: the test's starts now
-    stores = {
+    stores: dict[str, Callable[[], ConfirmationStore]] = {
         "memory": MemoryConfirmationStore,
         "sqlite": lambda: SqliteConfirmationStore(tmp_path / "c.db", clock=clock),
     }
@@ -434,22 +434,22 @@ def test_a_held_call_that_never_runs_gives_its_quota_back_once_declined_or_expir
         limits=Limiter([Limit("deletes", quota=1, tools=("notes_delete",))], backend, clock=clock),
     )
     first = _held(gw, "n1")
-    assert first.pending is not None and _held(gw, "n2").error.code == "rate_limited"  # type: ignore[union-attr]
+    assert first.pending is not None and _held(gw, "n2").error.code == "rate_limited"
     assert gw.deny(first.pending.pending_id)
     assert not gw.deny(first.pending.pending_id)  # given back once, not twice
     second = _held(gw, "n2")
-    assert second.pending is not None and _held(gw, "n3").error.code == "rate_limited"  # type: ignore[union-attr]
+    assert second.pending is not None and _held(gw, "n3").error.code == "rate_limited"
     clock.now += 61  # nobody answered: it expired
     third = _held(gw, "n3")  # the expired one is found before this one is counted
     assert third.pending is not None
-    assert _held(gw, "n4").error.code == "rate_limited"  # type: ignore[union-attr]
+    assert _held(gw, "n4").error.code == "rate_limited"
     assert gw.approve(third.pending.pending_id) is not None
     done = run_sync(
         gw.invoke("notes_delete", {"note_id": "n3"}, confirmation=third.pending.pending_id, context=ALICE)
     )
     assert done.ok and calls.names() == ["notes_delete"]
     clock.now += 61
-    assert _held(gw, "n5").error.code == "rate_limited"  # type: ignore[union-attr]  # it ran: counted for good
+    assert _held(gw, "n5").error.code == "rate_limited"  # it ran: counted for good
 
 
 def test_a_confirmation_sent_with_a_read_only_call_does_not_spare_it_its_limit() -> None:

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from gateway import Catalog, Gateway, NoParams, Principal, ToolDefinition, ToolResult, render, run_sync
+from tests.discovery_answers import as_page
 
 from .sample_tools import ALL_TOOLS, Calls
 
@@ -283,9 +284,9 @@ def test_rank_weight_scales_scores_before_ranking_so_every_page_size_agrees() ->
     expected = [
         d.name for d, _ in sorted(raw, key=lambda hit: (-hit[1] * weight.get(hit[0].name, 1.0), hit[0].name))
     ]
-    ranked = [t["name"] for t in gw.discover(Principal(), query=query)["tools"]]
+    ranked = [t["name"] for t in as_page(gw.discover(Principal(), query=query))["tools"]]
     assert ranked == expected and ranked[0] != top.name and top.name in ranked
     for size in range(1, len(ranked) + 1):  # a small page is the start of a large one
-        assert [t["name"] for t in gw.discover(Principal(), query=query, limit=size)["tools"]] == ranked[
-            :size
-        ]
+        assert [
+            t["name"] for t in as_page(gw.discover(Principal(), query=query, limit=size))["tools"]
+        ] == ranked[:size]

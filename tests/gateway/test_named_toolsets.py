@@ -29,6 +29,7 @@ from gateway.named_toolsets import NamedToolset, Toolsets, confine, session_of
 from gateway.runtime import policy_from
 from gateway.settings.loading import load_settings
 from gateway.usage import SqliteUsageStore, Usage
+from tests.discovery_answers import as_page
 
 from . import cli_support, test_discovery_visibility
 from .sample_tools import ALL_TOOLS
@@ -59,8 +60,8 @@ def test_a_tool_outside_the_toolset_changes_no_answer_of_discovery(engine: str) 
     without = Gateway(Catalog(TOOLS), search_cache_dir=False)
     assert _answers(confined, ANA_AT_DESK) == _answers(without, ANA)
     # The tools are there for a caller not confined, or confined to a toolset holding them.
-    assert confined.discover(ANA, query="open a ticket")["tools"][0]["name"] == "support_open_ticket"
-    assert confined.discover(confine(ANA, ["all"]), query="open a ticket")["total"] > 0
+    assert as_page(confined.discover(ANA, query="open a ticket"))["tools"][0]["name"] == "support_open_ticket"
+    assert as_page(confined.discover(confine(ANA, ["all"]), query="open a ticket"))["total"] > 0
     assert [d.name for d in confined.visible(confine(ANA, ["support"]))] == sorted(d.name for d in HIDDEN)
 
 
@@ -128,7 +129,7 @@ def test_evidence_about_tools_outside_the_toolset_never_moves_its_ranking(engine
             == call(plain, "discover_tools", request, ANA).output
         ), request
     # The evidence is there: it moves the ranking of a caller who may see those tools.
-    assert learned.discover(ANA, query="my order")["tools"][0]["name"].startswith("support_")
+    assert as_page(learned.discover(ANA, query="my order"))["tools"][0]["name"].startswith("support_")
 
 
 def test_toolsets_are_read_from_the_configuration_and_bad_ones_are_refused(tmp_path: Path) -> None:

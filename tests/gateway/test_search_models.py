@@ -15,11 +15,12 @@ from pathlib import Path
 
 import pytest
 
+from gateway.errors import ConfigError
 from gateway.runtime import dense_model
 from gateway.search import encoder as search_encoder
 from gateway.search import models
 from gateway.search.models import DEFAULT_MODEL, ModelMismatch, ModelReference
-from gateway.settings.loading import ConfigError, load_settings
+from gateway.settings.loading import load_settings
 from tests import tiny_bert
 
 from .dense_support import config_for, hub_serving, model_in_use
@@ -124,7 +125,12 @@ def test_a_verified_file_is_not_hashed_again_until_it_changes(
     assert verified_record.is_file()
     hashed: list[Path] = []
     real = models.sha256_of
-    monkeypatch.setattr(models, "sha256_of", lambda path: hashed.append(path) or real(path))
+
+    def hashing(path: Path) -> str:
+        hashed.append(path)
+        return real(path)
+
+    monkeypatch.setattr(models, "sha256_of", hashing)
     models.verified(reference)
     assert hashed == []  # a new process start costs no hashing
     weights = directory / "model.safetensors"

@@ -7,6 +7,7 @@ import itertools
 import logging
 from array import array
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -21,6 +22,7 @@ from gateway.search import SearchIndex, numpy_available, postings, semantic_avai
 from gateway.search import cache as search_cache
 from gateway.search import semantic as search_semantic
 from gateway.search.cache import MAX_CACHED_INDEXES, IndexParts, Vocabulary
+from tests.discovery_answers import as_page
 
 needs_numpy = pytest.mark.skipif(not numpy_available(), reason="numpy is not installed")
 needs_semantic = pytest.mark.skipif(not semantic_available(), reason="the 'search' extra is not installed")
@@ -75,12 +77,13 @@ def _names(hits: list[tuple[ToolDefinition, float]]) -> list[str]:
 def test_numpy_and_python_scoring_return_the_same_pages_scores_and_totals(query: str) -> None:
     python = SearchIndex(TOOLS, semantic=False, vectorized=False)
     vectorized = SearchIndex(TOOLS, semantic=False, vectorized=True)
-    for kwargs in (
+    filters: tuple[dict[str, Any], ...] = (
         {},
         {"categories": {"acme", "hooli"}},
         {"actions": {"delete"}},
         {"allowed": {d.name for d in TOOLS[::3]}},
-    ):
+    )
+    for kwargs in filters:
         for offset, limit in ((0, 10), (7, 5), (0, None)):
             assert python.page(query, offset=offset, limit=limit, **kwargs) == vectorized.page(
                 query, offset=offset, limit=limit, **kwargs
@@ -147,7 +150,7 @@ def test_small_catalogs_are_not_cached_and_old_files_are_pruned(tmp_path: Path) 
 def test_the_gateway_caches_a_large_catalogs_index_where_it_is_told(tmp_path: Path) -> None:
     catalog = Catalog(_catalog(copies=7))  # 2,100 tools: over CACHE_MIN_TOOLS
     gateway = Gateway(catalog, search_cache_dir=tmp_path)
-    out = gateway.discover(Principal(), query="delete an event", categories=["acme"], limit=3)
+    out = as_page(gateway.discover(Principal(), query="delete an event", categories=["acme"], limit=3))
     assert out["tools"][0]["name"] == "acme_event_delete"
     # The tools that match the request's words, with or without the semantic layer.
     lexical = SearchIndex(catalog, semantic=False).page("delete an event", categories={"acme"}, limit=1)[1]

@@ -46,8 +46,8 @@ def test_a_token_weighs_less_the_more_often_the_catalog_uses_it() -> None:
     assert vocabulary.counts is not None
     assert dict(zip(vocabulary.words, vocabulary.counts, strict=True))["repository"] == 3
     weights = embedder.token_weights(vocabulary)
-    (common,) = vocabulary.get("repository") or ()  # one token, in every text
-    (rare,) = vocabulary.get("environments") or ()  # one token, in one text
+    (common,) = vocabulary.get("repository") or []  # one token, in every text
+    (rare,) = vocabulary.get("environments") or []  # one token, in one text
     unseen = embedder.tokenizer.encode("xylophone", add_special_tokens=False).ids
     assert weights[common] < weights[rare] < 1.0
     assert all(weights[i] == 1.0 for i in unseen)  # a word the catalog never says: nothing to weigh down

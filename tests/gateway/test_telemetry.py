@@ -63,6 +63,7 @@ class Observed:
                 for metric in scope.metrics:
                     if metric.name == name:
                         for point in metric.data.data_points:
+                            assert point.attributes is not None
                             out[tuple(sorted(point.attributes.items()))] = point
         return out
 

@@ -87,7 +87,8 @@ def test_a_held_call_with_hostile_parameters_is_listed_escaped_by_pending_and_ap
     assert_no_raw_controls(gateway_program(config, "pending", "--json").stdout)
     approved = gateway_program(config, "approve", pending_id)
     assert approved.returncode == 0, approved.stderr
-    assert_no_raw_controls(approved.stdout) and "\\u202e" in approved.stdout
+    assert_no_raw_controls(approved.stdout)
+    assert "\\u202e" in approved.stdout
 
 
 def test_a_description_from_outside_is_printed_escaped_by_discover(tmp_path: Path) -> None:

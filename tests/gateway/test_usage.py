@@ -13,6 +13,7 @@ from gateway import Catalog, Gateway, Policy, Principal, Rule, ToolContext, run_
 from gateway.cli import main
 from gateway.usage import LearnedIndex, Limits, Pair, SessionTracker, SqliteUsageStore, Usage
 from gateway.usage import learning as learning_module
+from tests.discovery_answers import as_page
 
 from .sample_tools import ALL_TOOLS
 from .test_discovery_visibility import HIDDEN, REQUESTS, VISIBLE
@@ -206,7 +207,7 @@ def test_a_learned_pair_never_reveals_a_hidden_tool() -> None:
             == call(plain, "discover_tools", request, who=guest).output
         )
     support = Principal("sam", frozenset({"support"}))
-    assert hidden.discover(support, query="my order")["tools"][0]["name"] == "support_refund_order"
+    assert as_page(hidden.discover(support, query="my order"))["tools"][0]["name"] == "support_refund_order"
 
 
 def test_pairs_of_tools_that_left_the_catalog_are_ignored() -> None:
@@ -225,7 +226,7 @@ def test_an_exact_tool_name_stays_first_whatever_was_learned() -> None:
     )
     gw = Gateway(Catalog(TOOLS), usage=usage, search_cache_dir=False)
     for query in ("notes_create", "  Notes_Create "):
-        assert gw.discover(ANA, query=query)["tools"][0]["name"] == "notes_create"
+        assert as_page(gw.discover(ANA, query=query))["tools"][0]["name"] == "notes_create"
 
 
 def test_every_search_is_counted_for_stats_though_a_search_never_writes_the_store(tmp_path: Path) -> None:
@@ -248,7 +249,7 @@ def test_a_changed_store_is_indexed_in_the_background_while_searches_use_the_las
     usage = learning()
     usage.import_lines([json.dumps({"query": "landlord stuff", "tools": ["notes_archive"]})])
     gw = Gateway(Catalog(TOOLS), usage=usage, search_cache_dir=False)
-    before = gw.discover(ANA, query="landlord stuff")  # the first snapshot and its index: built now
+    before = as_page(gw.discover(ANA, query="landlord stuff"))  # the first snapshot and its index: built now
     assert before["tools"][0]["name"] == "notes_archive"
     builders: list[threading.Thread] = []
     release = threading.Event()

@@ -45,6 +45,7 @@ def test_the_nearest_past_requests_are_those_whose_words_overlap_most_best_first
 def test_a_pool_that_shares_no_word_with_the_request_gets_no_vote_however_close_its_meaning() -> None:
     # Two tools, each with five past requests; the request's embedding is the first pool's mean
     # exactly, but its words are only the second pool's.
+    requests: list[tuple[frozenset[str], frozenset[str], list[tuple[str, float]]]]
     requests = [(frozenset({"forecast", "rain"}), frozenset(), [("weather", 1.0)])] * 5
     requests += [(frozenset({"invoice", "send"}), frozenset(), [("billing", 1.0)])] * 5
     vectors = np.array([[1.0, 0.0, 0.0]] * 5 + [[0.0, 1.0, 0.0]] * 5, dtype=np.float32)

@@ -8,6 +8,7 @@ from gateway import Catalog, Gateway, Principal
 from gateway import discovery as discovery_module
 from gateway.definition import NoParams, ToolDefinition
 from gateway.usage import SqliteUsageStore, Usage
+from tests.discovery_answers import as_page
 
 ANA = Principal("ana")
 SUBJECTS = [
@@ -164,15 +165,17 @@ def test_a_pool_sharing_only_everyday_words_with_a_request_does_not_outvote_the_
     learning = Gateway(Catalog(tools), search_cache_dir=False, usage=usage)
     text_only = Gateway(Catalog(tools), search_cache_dir=False)
     query = "kindly water the roses quickly tonight"
-    assert text_only.discover(ANA, query=query, limit=5)["tools"][0]["name"] == "water_garden"
-    found = [t["name"] for t in learning.discover(ANA, query=query, limit=5)["tools"]]
+    assert as_page(text_only.discover(ANA, query=query, limit=5))["tools"][0]["name"] == "water_garden"
+    found = [t["name"] for t in as_page(learning.discover(ANA, query=query, limit=5))["tools"]]
     assert found[0] == "water_garden"
     # The pool still votes: its tool is lifted among the others.
     assert found.index("translate_text") < [
-        t["name"] for t in text_only.discover(ANA, query=query, limit=12)["tools"]
+        t["name"] for t in as_page(text_only.discover(ANA, query=query, limit=12))["tools"]
     ].index("translate_text")
     # A request in the pool's distinctive words is still led by it.
     assert (
-        learning.discover(ANA, query="kindly put this letter into greek", limit=5)["tools"][0]["name"]
+        as_page(learning.discover(ANA, query="kindly put this letter into greek", limit=5))["tools"][0][
+            "name"
+        ]
         == "translate_text"
     )

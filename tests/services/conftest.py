@@ -50,7 +50,7 @@ class Workspace:
 
     def call(self, name: str, **arguments: Any) -> Any:
         definition = CATALOG.by_name[name]
-        return definition.handler(definition.params.model_validate(arguments), self.ctx)
+        return definition.handler(definition.model.model_validate(arguments), self.ctx)
 
     @property
     def calendar(self) -> CalendarBackend:

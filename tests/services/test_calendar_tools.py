@@ -11,7 +11,7 @@ from pydantic import ValidationError
 from gateway.errors import NotFound, ToolInputError
 
 if TYPE_CHECKING:
-    from conftest import MakeWorkspace, Workspace
+    from tests.services.conftest import MakeWorkspace, Workspace
 
 
 def _create(workspace: Workspace, **arguments: object) -> dict[str, object]:

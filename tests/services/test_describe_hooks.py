@@ -9,7 +9,7 @@ import pytest
 from gateway import Gateway, run_sync
 
 if TYPE_CHECKING:
-    from conftest import Workspace
+    from tests.services.conftest import Workspace
 
 
 def _asked(workspace: Workspace, tool: str, **parameters: Any) -> str:

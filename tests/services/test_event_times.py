@@ -15,7 +15,7 @@ import pytest
 from gateway.errors import ToolInputError
 
 if TYPE_CHECKING:
-    from conftest import MakeWorkspace, Workspace
+    from tests.services.conftest import MakeWorkspace, Workspace
 
 BERLIN = ZoneInfo("Europe/Berlin")
 WEDNESDAY_4PM = datetime(2025, 3, 5, 16, 0, tzinfo=BERLIN)

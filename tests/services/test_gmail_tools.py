@@ -10,7 +10,7 @@ from pydantic import ValidationError
 from gateway.errors import NotFound, ToolInputError
 
 if TYPE_CHECKING:
-    from conftest import MakeWorkspace, Workspace
+    from tests.services.conftest import MakeWorkspace, Workspace
 
 ME = "you@example.com"
 ANA = "Ana Ruiz <ana@example.com>"

@@ -11,6 +11,7 @@ import textwrap
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Any
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -189,7 +190,7 @@ def test_hostile_strings_are_stored_and_read_back_exactly(tmp_path: Path, hostil
     assert tasks.get_task("@default", task.id).notes == hostile
     assert hostile[:225] in [lb.name for lb in mail.list_labels()]
     # The text is data for searches too: it finds its own rows and drops no table.
-    window = {"time_min": NOW - timedelta(days=1), "time_max": NOW + timedelta(days=1)}
+    window: dict[str, Any] = {"time_min": NOW - timedelta(days=1), "time_max": NOW + timedelta(days=1)}
     assert [e.id for e in calendar.list_events("primary", query=hostile, **window)] == [event.id]
     assert [m.id for m in mail.search_messages(f"label:{label.id}", max_results=5)] == [sent.id]
     with sqlite3.connect(store.path) as conn:

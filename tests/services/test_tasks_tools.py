@@ -10,7 +10,7 @@ import pytest
 from gateway.errors import NotFound, ToolInputError
 
 if TYPE_CHECKING:
-    from conftest import MakeWorkspace, Workspace
+    from tests.services.conftest import MakeWorkspace, Workspace
 
 
 def _titles(workspace: Workspace, **arguments: Any) -> list[str]:

@@ -15,7 +15,7 @@ from services.backends import CalendarBackend, MailBackend, TasksBackend, Worksp
 from services.workspace import BY_ACTION, BY_CATEGORY, BY_NAME, CATALOG, provide
 
 if TYPE_CHECKING:
-    from conftest import MakeWorkspace
+    from tests.services.conftest import MakeWorkspace
 
 EXPECTED_FLAGS = {
     "calendar_list_calendars": ("list", ("read_only", "concurrency_safe")),
@@ -68,10 +68,10 @@ def test_every_tool_is_described_for_the_model_with_a_valid_example() -> None:
     for d in CATALOG:
         assert d.category in ("calendar", "gmail", "tasks") and d.name.startswith(d.category + "_")
         assert len(d.example_calls) == 1, d.name
-        d.params.model_validate(d.example_calls[0])
+        d.model.model_validate(d.example_calls[0])
         assert 3 <= len(d.example_requests) <= 5, d.name
         assert "title" not in d.json_schema
-        for name, info in d.params.model_fields.items():
+        for name, info in d.model.model_fields.items():
             assert info.description, f"{d.name}.{name}"
 
 
@@ -88,7 +88,7 @@ def test_provide_registers_every_backend_and_the_settings_as_resources(tmp_path:
     toolset = provide(ProviderOptions(data_dir=tmp_path, timezone="Asia/Kolkata", seed_demo=False))
     ctx = ToolContext(resources=toolset.resources)
     for kind in (CalendarBackend, MailBackend, TasksBackend):
-        assert isinstance(ctx.require(kind), kind)  # type: ignore[type-abstract]
+        assert isinstance(ctx.require(kind), kind)
     assert ctx.require(WorkspaceSettings).timezone == "Asia/Kolkata"
     assert toolset.catalog is CATALOG
     assert (tmp_path / "workspace.sqlite3").is_file()

@@ -13,6 +13,7 @@ import pytest
 from gateway import Catalog, Gateway, Principal
 from gateway.search import SearchIndex, semantic_available
 from services.workspace import CATALOG
+from tests.discovery_answers import as_page
 
 EVERYDAY = {
     "what's on my calendar tomorrow": "calendar_list_events",
@@ -89,7 +90,7 @@ def test_an_everyday_request_finds_its_tool_first(
     name, gateway = layers
     if name in MISSES.get(request_text, ()):
         request.applymarker(pytest.mark.xfail(strict=True, reason="a known miss"))
-    page = gateway.discover(Principal(), query=request_text, limit=3)
+    page = as_page(gateway.discover(Principal(), query=request_text, limit=3))
     assert page["tools"][0]["name"] == EVERYDAY[request_text], [t["name"] for t in page["tools"]]
 
 
@@ -116,5 +117,5 @@ def test_an_everyday_idiom_finds_what_it_means_first(
     layers: tuple[str, Gateway], request_text: str, meant: set[str]
 ) -> None:
     _, gateway = layers
-    page = gateway.discover(Principal(), query=request_text, limit=3)
+    page = as_page(gateway.discover(Principal(), query=request_text, limit=3))
     assert page["tools"][0]["name"] in meant, [t["name"] for t in page["tools"]]

@@ -65,7 +65,7 @@ class Issuer:
         key = key or self.keys[0]
         return jwt.encode(claims, key.private, algorithm=key.alg, headers={"kid": key.kid, **header})
 
-    def claims(self, audience: str, **overrides: Any) -> dict[str, Any]:
+    def claims(self, audience: str | list[str], **overrides: Any) -> dict[str, Any]:
         """Claims of a good access token for `audience`; `overrides` replace (None: drop) claims."""
         now = int(time.time())
         claims: dict[str, Any] = {
@@ -109,7 +109,7 @@ def serve_issuer(*keys: SigningKey) -> Iterator[Issuer]:
 
 def unsigned(claims: dict[str, Any]) -> str:
     """A token with `alg: none` and no signature."""
-    return jwt.encode(claims, None, algorithm="none")
+    return jwt.encode(claims, "", algorithm="none")  # "none" takes no key: PyJWT reads "" as None
 
 
 def tampered(token: str, **changes: Any) -> str:

@@ -198,7 +198,7 @@ def test_the_console_on_its_own_checks_host_and_origin_too(tmp_path: Path) -> No
 
 def test_a_refused_host_is_logged_without_its_control_characters(tmp_path: Path) -> None:
     with http_server(write_config(tmp_path)) as server:
-        refused = httpx.get(server.url, headers={"host": b"evil\x9b2J.example"})
+        refused = httpx.get(server.url, headers={b"host": b"evil\x9b2J.example"})
         assert refused.status_code == 421
     logged = "".join(server.output)
     assert "refused a request for Host evil" in logged

@@ -16,6 +16,7 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 
 from gateway import Catalog, Gateway, Principal
 from gateway.usage import RedisUsageStore, SqliteUsageStore, Usage
+from tests.discovery_answers import as_page
 
 from ..sample_tools import ALL_TOOLS
 from .mcp_server_support import http_client, http_server, redis_server, stdio_server, write_config
@@ -148,11 +149,11 @@ def test_replicas_sharing_a_redis_store_learn_from_each_other(redis_url: str) ->
     a, b = (Usage(RedisUsageStore(redis_url, prefix="test:usage"), check_seconds=0.0) for _ in range(2))
     replica_b = Gateway(Catalog(ALL_TOOLS), usage=b)
     visible = replica_b.visible(ANYONE)
-    before = replica_b.discover(ANYONE, query=WORDS)
+    before = as_page(replica_b.discover(ANYONE, query=WORDS))
     assert before["total"] == 0
     a.import_lines([json.dumps({"query": WORDS, "tools": ["notes_create"]})])  # taught on replica a
     b.learned(visible, wait=True)
-    after = replica_b.discover(ANYONE, query=WORDS)
+    after = as_page(replica_b.discover(ANYONE, query=WORDS))
     assert [t["name"] for t in after["tools"]] == ["notes_create"]
     stats = b.stats()
     assert stats["pairs"] == 1

@@ -348,16 +348,16 @@ def test_a_call_paused_by_a_killed_process_is_declined_by_the_next_one_never_by_
         assert (ended_line["outcome"], ended_line["error_code"]) == ("refused", "process_ended")
         assert ended_line["call_id"] == paused_line["call_id"]  # the paused call's own line
         assert ended_line["params"] == {"note_id": "n1"}
-        approving = subprocess.run(
+        approving_by_cli = subprocess.run(
             [sys.executable, "-m", "gateway.cli", "approve", pending_id, "--config", str(config_b)],
             env=server_env(env),
             capture_output=True,
             text=True,
             check=False,
         )
-        assert approving.returncode == 1
-        assert "ended with its gateway process" in approving.stderr
-        assert "nothing will run, even if approved" in approving.stderr
+        assert approving_by_cli.returncode == 1
+        assert "ended with its gateway process" in approving_by_cli.stderr
+        assert "nothing will run, even if approved" in approving_by_cli.stderr
         with open_gateway(load_settings(config_b, environ=env)) as host:
             with pytest.raises(ApprovalRefused, match="ended with its gateway process"):
                 host.approve(pending_id)

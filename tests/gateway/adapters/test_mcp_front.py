@@ -18,7 +18,7 @@ import socket
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
@@ -34,6 +34,7 @@ from gateway.fronting.front import Front, Report
 from gateway.runtime import open_gateway
 from gateway.settings.loading import Settings
 from gateway.settings.sections import CodeSettings
+from tests.discovery_answers import as_page
 
 TOKEN = "files-token-5f1c9a0e7d"
 MEMO_SECRET = "memo-secret-88b2c1"
@@ -292,8 +293,8 @@ def test_fronted_tools_are_discoverable_from_the_cache_without_starting_servers(
 ) -> None:
     starts, requests = len(memo_lines(memo_log, "start")), len(files.authorization)
     with fronting(warm) as (gw, front):
-        found = gw.discover(ME, query="remember a short text")
-        schema = gw.schema(ME, "files_stat")
+        found = as_page(gw.discover(ME, query="remember a short text"))
+        schema: Mapping[str, Any] = gw.schema(ME, "files_stat")  # with the server's metadata
         assert not front.connected("memo") and not front.connected("files")
     assert found["tools"][0]["name"] == "memo_remember"
     assert schema["category"] == "files" and schema["server"] == "files"
@@ -370,13 +371,13 @@ def test_a_tools_list_changed_notification_refreshes_the_catalog(warm: Settings,
         assert f"{server}_recall" not in gw.catalog
         refreshed_by(front, server, lambda: invoke(gw, f"{server}_grow"))
         assert f"{server}_recall" in gw.catalog
-        assert gw.discover(ME, query=f"{server}_recall")["tools"][0]["name"] == f"{server}_recall"
+        assert as_page(gw.discover(ME, query=f"{server}_recall"))["tools"][0]["name"] == f"{server}_recall"
         assert invoke(gw, f"{server}_recall").output == {"result": "everything"}
 
 
 def test_a_poisoned_description_is_flagged_cleaned_and_needs_confirmation(warm: Settings) -> None:
     with fronting(warm) as (gw, front):
-        schema = gw.schema(ME, "memo_lookup")
+        schema: Mapping[str, Any] = gw.schema(ME, "memo_lookup")  # with the front's warnings
         pending = invoke(gw, "memo_lookup", {"query": "x"})
         reports = front.reports
     assert schema["description"] == "Look up a remembered text.\n[removed]"
@@ -488,7 +489,7 @@ def test_a_changed_tool_can_be_served_with_a_warning_instead(settings: Callable[
     with fronting(settings(on_change="warn")) as (gw, front):
         assert invoke(gw, "memo_pid").ok
         refreshed_by(front, "memo", lambda: invoke(gw, "memo_reword"))
-        schema = gw.schema(ME, "memo_pid")
+        schema: Mapping[str, Any] = gw.schema(ME, "memo_pid")  # with the front's warnings
     assert schema["flags"] == ["destructive"]
     assert schema["warnings"] == [
         "This tool's description changed since an operator last reviewed it; every call needs the user's approval."

@@ -11,11 +11,13 @@ import pytest
 
 from gateway import Catalog, ConfigError, Gateway, Policy, Principal, Rule, render, run_sync
 from gateway import schema_params as schema_params_module
+from gateway.files import write_json_atomic
 from gateway.fronting import untrusted as untrusted_module
 from gateway.fronting.config import FrontConfig, ServerSettings, load_front_config
 from gateway.fronting.front import Front, Report, ToolsListener, UpstreamTool
 from gateway.fronting.untrusted import PinStore, clean_schema, clean_text
 from gateway.schema_params import schema_params, schema_problems
+from tests.discovery_answers import as_page
 
 from ...work_counts import counted
 from ..sample_tools import ALL_TOOLS
@@ -313,7 +315,7 @@ def test_a_server_of_thousands_of_tools_is_discovered_without_making_a_model(
         return made(name, schema)
 
     monkeypatch.setattr(schema_params_module, "schema_params", making)
-    written = untrusted_module.write_json_atomic
+    written = write_json_atomic  # the function `untrusted` imports and calls
 
     def writing(path: Path, data: Any, **options: Any) -> None:
         work["pin files written"] += 1  # the list's new pins at once, not a file a tool
@@ -323,7 +325,7 @@ def test_a_server_of_thousands_of_tools_is_discovered_without_making_a_model(
     connector.publish("calc", many)
     assert work.pop("pin files written") == 1
     gw = Gateway(live)
-    assert [t["name"] for t in gw.discover(Principal(), query="read record 1234")["tools"][:1]] == [
+    assert [t["name"] for t in as_page(gw.discover(Principal(), query="read record 1234"))["tools"][:1]] == [
         "calc_get_record_1234"
     ]
     assert live.by_name["calc_get_record_7"].required_names() == ("record_id",)

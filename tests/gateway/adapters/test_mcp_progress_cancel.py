@@ -37,14 +37,14 @@ def _config(directory: Path) -> Path:
 
 @pytest.mark.parametrize("mode", ["2026-07-28", "legacy"], ids=["2026-07-28", "2025-11-25-in-a-session"])
 def test_a_slow_call_sends_progress_to_a_client_that_gave_a_token(tmp_path: Path, mode: str) -> None:
-    progress: list[tuple[float, str | None]] = []
+    updates: list[tuple[float, str | None]] = []
     result: list[types.CallToolResult] = []
 
     async def scenario(url: str) -> None:
         beat = anyio.Event()
 
-        async def on_progress(value: float, total: float | None, message: str | None) -> None:
-            progress.append((value, message))
+        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+            updates.append((progress, message))
             beat.set()
 
         async with http_client(url, mode=mode) as client, anyio.create_task_group() as tg:
@@ -59,7 +59,7 @@ def test_a_slow_call_sends_progress_to_a_client_that_gave_a_token(tmp_path: Path
 
     with http_server(_config(tmp_path)) as server:
         anyio.run(scenario, server.url)
-    assert progress and progress[0][0] == 1.0 and progress[0][1] == "running for 1 s"
+    assert updates and updates[0][0] == 1.0 and updates[0][1] == "running for 1 s"
     assert text_of(result[0]) == {"released": True}, text_of(result[0])
 
 
@@ -70,7 +70,7 @@ def test_a_cancelled_call_stops_its_tool_and_the_audit_log_says_cancelled(tmp_pa
     async def scenario(url: str) -> None:
         running = anyio.Event()
 
-        async def on_progress(value: float, total: float | None, message: str | None) -> None:
+        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
             running.set()
 
         async with http_client(url, mode=mode) as client, anyio.create_task_group() as tg:
@@ -106,7 +106,7 @@ def test_a_cancel_from_another_caller_stops_nothing(tmp_path: Path) -> None:
     async def scenario(url: str) -> None:
         running = anyio.Event()
 
-        async def on_progress(value: float, total: float | None, message: str | None) -> None:
+        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
             running.set()
 
         async with http_client(url, tokens["ALICE_TOKEN"]) as alice, anyio.create_task_group() as tg:
@@ -142,7 +142,7 @@ def test_over_stdio_a_cancelled_call_stops_its_tool_and_is_audited_cancelled(tmp
     async def scenario() -> None:
         running = anyio.Event()
 
-        async def on_progress(value: float, total: float | None, message: str | None) -> None:
+        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
             running.set()
 
         async with Client(stdio_server(_config(tmp_path))) as client, anyio.create_task_group() as tg:

@@ -112,7 +112,12 @@ def test_algorithms_the_operator_did_not_allow_are_refused(issuer: Issuer) -> No
 
 
 def test_settings_refuse_none_hmac_and_keys_fetched_in_clear() -> None:
-    for bad in ({"algorithms": ["none"]}, {"algorithms": ["HS256"]}, {"algorithms": []}):
+    refused: tuple[dict[str, list[str]], ...] = (
+        {"algorithms": ["none"]},
+        {"algorithms": ["HS256"]},
+        {"algorithms": []},
+    )
+    for bad in refused:
         with pytest.raises(ValueError):
             OAuthSettings.model_validate({"issuer": "https://auth.example.com", **bad})
     with pytest.raises(ValueError, match="must use https"):

@@ -212,7 +212,7 @@ def test_with_an_approver_the_call_runs_without_pausing(calls: Calls) -> None:
 
     def approver(pending: Any) -> bool:
         asked.append(pending.preview)
-        return pending.parameters["note_id"] == "n1"
+        return bool(pending.parameters["note_id"] == "n1")
 
     gw = Gateway(Catalog(ALL_TOOLS), gate=ConfirmationGate(approver=approver))
     programs: Programs = enable(gw, CODE)

@@ -30,7 +30,8 @@ def clock() -> Clock:
 class Coded:
     def __init__(self, clock: Clock, store: ConfirmationStore | None = None, **code: Any) -> None:
         self.audit = MemoryAuditLog()
-        gate = ConfirmationGate(clock=clock, ttl_seconds=60, **({"store": store} if store else {}))
+        stored: dict[str, Any] = {"store": store} if store else {}
+        gate = ConfirmationGate(clock=clock, ttl_seconds=60, **stored)
         self.gw = Gateway(Catalog(ALL_TOOLS), audit=self.audit, gate=gate)
         self.programs: Programs = enable(self.gw, CodeSettings(enabled=True, **code))
         self.runs = 0

@@ -167,7 +167,7 @@ def test_learning_from_use_sees_the_calls_a_program_makes(coded: Any) -> None:
         async def invoked_off_loop(self, session: str, principal: str, tool: str) -> None:
             learned.append((session, principal, tool))
 
-    gw.usage = Usage()  # type: ignore[assignment]
+    gw.usage = Usage()
     run(gw, "call('notes_search', {'title': 'x'})")
     assert learned == [("s1", "local", "notes_search")]
 

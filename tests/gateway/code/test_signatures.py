@@ -123,7 +123,7 @@ def _sample(annotation: ast.expr | None, default: ast.expr | None) -> list[Any]:
 @pytest.mark.parametrize("d", TOOLS, ids=lambda d: d.name)
 def test_a_signature_calls_the_tool_as_its_validation_accepts(d: ToolDefinition) -> None:
     params, shown = _parameters(d)
-    defaults: list[ast.expr | None] = [None] * (len(params) - len(shown)) + shown
+    defaults: list[ast.expr | None] = [*[None] * (len(params) - len(shown)), *shown]
     names = [p.arg for p in params]
     fields = {info.alias or name: info for name, info in d.model.model_fields.items()}
     assert sorted(names) == sorted(fields)

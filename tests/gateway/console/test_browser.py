@@ -94,7 +94,12 @@ def test_an_approval_is_for_its_own_pending_id_only(served: Served, page: Any) -
 
 def test_a_script_in_a_tool_description_renders_as_inert_text(served: Served, page: Any) -> None:
     dialogs: list[str] = []
-    page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+
+    def on_dialog(dialog: Any) -> None:
+        dialogs.append(dialog.message)
+        dialog.dismiss()
+
+    page.on("dialog", on_dialog)
     sign_in(page, served.console)
     for path in (
         "/catalog?category=hostile",

@@ -100,12 +100,13 @@ def test_the_playground_shows_the_score_the_page_is_ordered_by(served: Served, s
 
 def _lines(page: Any, selector: str) -> list[int]:
     """How many lines each matched element's text takes (its text's client rectangles, one a line)."""
-    return page.evaluate(
+    lines: list[int] = page.evaluate(
         """s => [...document.querySelectorAll(s)].map(e => {
             const r = document.createRange(); r.selectNodeContents(e);
             return new Set([...r.getClientRects()].map(c => Math.round(c.top))).size; })""",
         selector,
     )
+    return lines
 
 
 def test_a_row_the_lead_rule_moves_says_so_and_the_numbers_keep_to_one_line(

@@ -62,6 +62,7 @@ def _handler(server: Loopback) -> type[BaseHTTPRequestHandler]:
                 self.rfile.read(length) if length else b"",
             )
             server.seen.append(seen)
+            headers: dict[str, str]
             status, headers, body = 200, {}, b"{}"
             for route in server.routes:
                 status, headers, payload = route(seen)
@@ -120,7 +121,7 @@ def openapi_entry_point(monkeypatch: pytest.MonkeyPatch) -> None:
     same provider is loaded by its module path (the entry point names exactly this function)."""
     if any(ep.name == "openapi" for ep in entry_points(group="metatool_gateway.catalogs")):
         return
-    original = gateway.runtime.load_provider
+    original = load_provider  # the function `gateway.runtime` imports and calls
     monkeypatch.setattr(
         gateway.runtime,
         "load_provider",

@@ -14,6 +14,7 @@ import pytest
 from gateway import Principal, ToolInputError
 from gateway.runtime import open_gateway
 from gateway.settings.loading import load_settings
+from tests.discovery_answers import as_page
 
 from ...work_counts import counted
 from .conftest import op, write_spec
@@ -80,11 +81,11 @@ def test_ten_thousand_operations_are_discovered_without_building_a_model(
     for start in ("first", "cached"):
         with open_gateway(_settings(spec, tmp_path)) as gw:
             assert len(gw.catalog) >= 4 * RESOURCES, start
-            page = gw.discover(Principal(), query="delete widget77")["tools"]
+            page = as_page(gw.discover(Principal(), query="delete widget77"))["tools"]
             assert page[0]["name"] == "shop_delete_widget77", start
-            assert gw.discover(Principal(), query="send an email to Sam")["tools"]
+            assert as_page(gw.discover(Principal(), query="send an email to Sam"))["tools"]
             assert (
-                gw.discover(Principal(), categories=["shop_widgets"], actions=["delete"])["total"]
+                as_page(gw.discover(Principal(), categories=["shop_widgets"], actions=["delete"]))["total"]
                 == RESOURCES
             )
     assert work == {}

@@ -12,13 +12,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from email import message_from_bytes
-from email.message import Message
+from email.message import EmailMessage, Message
 from email.policy import default as default_policy
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
-from googleapiclient.http import HttpMockSequence
+from googleapiclient.http import HttpMockSequence  # type: ignore[import-untyped]  # ships no stubs
 
 from gateway.context import ToolContext
 from gateway.toolset import Toolset
@@ -47,7 +47,7 @@ class Sent:
         return value
 
     @property
-    def mime(self) -> Message:
+    def mime(self) -> EmailMessage:
         """The MIME message in a Gmail `raw` body (or a draft's message)."""
         holder = self.body.get("message", self.body)
         return message_from_bytes(base64.urlsafe_b64decode(holder["raw"]), policy=default_policy)
@@ -123,8 +123,12 @@ def _batched(content_type: str, body: str) -> list[Sent]:
     """The requests inside a batch request's multipart body."""
     whole = message_from_bytes(f"Content-Type: {content_type}\r\n\r\n{body}".encode())
     inner = []
-    for part in whole.get_payload():
+    parts = whole.get_payload()
+    assert isinstance(parts, list), parts  # a multipart body: its parts
+    for part in parts:
+        assert isinstance(part, Message), part
         text = part.get_payload()
+        assert isinstance(text, str), text
         request_line, _, rest = text.partition("\n")
         method, target, _version = request_line.strip().split(" ")
         _headers, _, payload = rest.replace("\r\n", "\n").partition("\n\n")
@@ -147,7 +151,7 @@ class GoogleWorkspace:
     def call(self, name: str, **arguments: Any) -> Any:
         definition = self.toolset.catalog.by_name[name]
         ctx = ToolContext(resources=self.toolset.resources)
-        return definition.handler(definition.params.model_validate(arguments), ctx)
+        return definition.handler(definition.model.model_validate(arguments), ctx)
 
 
 MakeGoogleWorkspace = Callable[..., GoogleWorkspace]

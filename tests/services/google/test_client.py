@@ -44,7 +44,12 @@ def test_each_api_is_built_once_from_the_shipped_discovery_document(google: Goog
 
 def test_every_thread_gets_its_own_http() -> None:
     made: list[object] = []
-    client = GoogleClient(lambda: made.append(object()) or made[-1])
+
+    def make_http() -> object:
+        made.append(object())
+        return made[-1]
+
+    client = GoogleClient(make_http)
     seen: list[object] = []
     threads = [
         threading.Thread(target=lambda: seen.extend([client.thread_http(), client.thread_http()]))

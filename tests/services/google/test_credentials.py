@@ -20,7 +20,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from google.oauth2 import credentials as user_credentials
 from google.oauth2 import service_account
-from googleapiclient.http import HttpMockSequence
+from googleapiclient.http import HttpMockSequence  # type: ignore[import-untyped]  # ships no stubs
 
 from gateway.errors import UserError
 from services.google.client import GoogleClient, authorized_http

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from google.oauth2 import credentials as user_credentials
-from googleapiclient.http import HttpMockSequence
+from googleapiclient.http import HttpMockSequence  # type: ignore[import-untyped]  # ships no stubs
 
 from gateway.audit import MemoryAuditLog
 from gateway.engine import Gateway, run_sync

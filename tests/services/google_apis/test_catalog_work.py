@@ -17,6 +17,7 @@ from services.google_apis import CatalogOptions, catalog_toolset
 from services.google_apis.index import Index
 from services.google_apis.invoke import Connection, Session
 from services.workspace import CATALOG as WORKSPACE
+from tests.discovery_answers import as_page
 
 from ...work_counts import counted
 from ..google.conftest import Google
@@ -41,11 +42,12 @@ def test_starting_and_discovering_build_no_model_and_read_no_schema(
     built = _gateway(index, tmp_path)
     assert len(built.catalog) > 13_869
     for request in REQUESTS:  # the first builds the search index and caches it
-        assert built.discover(Principal(), query=request)["tools"]
+        assert as_page(built.discover(Principal(), query=request))["tools"]
     overview = built.discover(Principal())
+    assert "total_tools" in overview, overview  # no request, no filter: the overview
     assert overview["total_tools"] == len(built.catalog)
     loaded = _gateway(index, tmp_path)  # a new start: the index comes from the cache
-    pages = [loaded.discover(Principal(), query=r)["tools"] for r in REQUESTS]
+    pages = [as_page(loaded.discover(Principal(), query=r))["tools"] for r in REQUESTS]
     assert [t["name"] for t in pages[0][:2]] == ["compute_disks_resize", "compute_region_disks_resize"]
     assert work == {}
 

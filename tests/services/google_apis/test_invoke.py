@@ -8,7 +8,8 @@ from gateway import Gateway, ToolResult, run_sync
 from gateway.errors import UserError
 from services.google_apis.invoke import Connection
 
-from .conftest import Google, MakeGateway
+from ..google.conftest import Google
+from .conftest import MakeGateway
 
 EVENT = {
     "summary": "Dentist",
