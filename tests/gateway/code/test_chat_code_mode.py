@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from ..adapters.replay import Replay, anthropic_turn, serve
+from ..agent.test_chat import Terminal, chat
 from ..sample_tools import Calls
-from ..test_agent_chat import Terminal, chat
 
 PROGRAM = (
     "done = []\n"

@@ -14,8 +14,8 @@ from gateway import Catalog, Gateway, MemoryAuditLog, ToolResult, run_sync
 from gateway.gate.confirmation import ConfirmationGate
 from gateway.gate.stores import RedisConfirmationStore, close_store
 
-from .adapters.mcp_server_support import redis_server
-from .sample_tools import ALL_TOOLS
+from ..adapters.mcp_server_support import redis_server
+from ..sample_tools import ALL_TOOLS
 
 HANG_GUARD_SECONDS = 60.0
 """Far past the client's timeouts: reached only when a call hangs (the code before the fix)."""

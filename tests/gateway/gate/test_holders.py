@@ -22,7 +22,7 @@ from gateway.gate.holders import PROGRAM_ENDED, Lease
 from gateway.gate.stores import RedisConfirmationStore, SqliteConfirmationStore, close_store, open_store
 from gateway.settings.loading import load_settings
 
-from .adapters.mcp_server_support import redis_server
+from ..adapters.mcp_server_support import redis_server
 
 Store = SqliteConfirmationStore | RedisConfirmationStore
 NOW = time.time()

@@ -15,7 +15,7 @@ from gateway import MemoryAuditLog
 from gateway.filetools import scripts
 from gateway.filetools.scripts import environment, run_script
 
-from .filetools_support import PYTHON, TEXT_SCHEMA, dead, gateway_over, invoke, wait_until_dead, write_tool
+from ..filetools_support import PYTHON, TEXT_SCHEMA, dead, gateway_over, invoke, wait_until_dead, write_tool
 
 HOSTILE = [
     "$(touch pwned_subst)",

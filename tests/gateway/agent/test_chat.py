@@ -11,8 +11,8 @@ import pytest
 
 from gateway.cli import main
 
-from .adapters.replay import Replay, anthropic_turn, responses_turn, serve
-from .sample_tools import Calls
+from ..adapters.replay import Replay, anthropic_turn, responses_turn, serve
+from ..sample_tools import Calls
 
 DELETE = json.dumps({"tool_name": "notes_delete", "parameters": {"note_id": "n1"}})
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from .adapters.replay import Replay, anthropic_turn, responses_turn, serve
+from ..adapters.replay import Replay, anthropic_turn, responses_turn, serve
 
-DOC = Path(__file__).resolve().parents[2] / "docs" / "agents.md"
+DOC = Path(__file__).resolve().parents[3] / "docs" / "agents.md"
 EXAMPLES = re.findall(r"```python\n(.*?)```", DOC.read_text(), re.S)
 
 

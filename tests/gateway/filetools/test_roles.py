@@ -9,7 +9,7 @@ import pytest
 from gateway import Catalog, Gateway, MemoryAuditLog, Policy, Principal, Rule
 from gateway.filetools.directories import FileTools
 
-from .filetools_support import TEXT_SCHEMA, call, invoke, write_tool
+from ..filetools_support import TEXT_SCHEMA, call, invoke, write_tool
 
 ANYONE = Principal("guest")
 STAFF = Principal("sam", frozenset({"staff"}))

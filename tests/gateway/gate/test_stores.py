@@ -37,8 +37,8 @@ from gateway.gate.stores import (
 )
 from gateway.settings.loading import load_settings
 
-from .adapters.mcp_server_support import redis_server
-from .sample_tools import ALL_TOOLS
+from ..adapters.mcp_server_support import redis_server
+from ..sample_tools import ALL_TOOLS
 
 Opener = Callable[[Callable[[], float]], ConfirmationStore]
 NOW = time.time()
@@ -230,7 +230,7 @@ def test_a_call_held_by_a_killed_process_is_an_orphan_and_a_live_processs_never_
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
-            env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
+            env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[3])},
         )
         assert holder.stdout is not None
         process = holder.stdout.readline().strip()  # it holds p2 from here on

@@ -23,14 +23,14 @@ from gateway.search.models import DEFAULT_MODEL, ModelMismatch, ModelReference
 from gateway.settings.loading import load_settings
 from tests import tiny_bert
 
-from .dense_support import config_for, hub_serving, model_in_use
+from ..dense_support import config_for, hub_serving, model_in_use
 
 np = pytest.importorskip("numpy")
 pytest.importorskip("tokenizers")
 pytest.importorskip("safetensors")
 pytest.importorskip("huggingface_hub")
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 TEXTS = ["book a meeting with Sam next Tuesday", "delete a file", "x"]
 # The tiny model's vectors (first six dimensions), computed once with the encoder of the published
 # figures: any change to tokenizing, masking, layers, pooling or normalising moves them.

@@ -31,7 +31,7 @@ from gateway.agent.calls import drop_strict_nulls, parse_arguments
 from gateway.agent.content import ImageBlock, TextBlock, blocks_of
 from gateway.agent.native import search_tool
 
-from .sample_tools import ALL_TOOLS
+from ..sample_tools import ALL_TOOLS
 
 
 def rendered(call: ToolCall) -> str:

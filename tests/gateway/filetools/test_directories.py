@@ -13,8 +13,8 @@ from gateway.filetools.directories import FileTools
 from gateway.runtime import open_gateway
 from gateway.settings.loading import load_settings
 
-from ..work_counts import counted
-from .filetools_support import ECHO, TEXT_SCHEMA, call, definition, gateway_over, write_tool
+from ...work_counts import counted
+from ..filetools_support import ECHO, TEXT_SCHEMA, call, definition, gateway_over, write_tool
 
 
 def names(gw_result: dict[str, object]) -> list[str]:

@@ -15,8 +15,8 @@ from gateway.usage import LearnedIndex, Limits, Pair, SessionTracker, SqliteUsag
 from gateway.usage import learning as learning_module
 from tests.discovery_answers import as_page
 
-from .sample_tools import ALL_TOOLS
-from .test_discovery_visibility import HIDDEN, REQUESTS, VISIBLE
+from ..sample_tools import ALL_TOOLS
+from ..test_discovery_visibility import HIDDEN, REQUESTS, VISIBLE
 
 TOOLS = [*ALL_TOOLS, *VISIBLE]
 ANA = Principal("ana")

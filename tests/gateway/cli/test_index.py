@@ -17,7 +17,7 @@ from gateway.search import encoder as search_encoder
 from gateway.search import semantic_available
 from tests import tiny_bert
 
-from .dense_support import config_for
+from ..dense_support import config_for
 
 needs_dense = pytest.mark.skipif(
     not (semantic_available() and search_encoder.packages_installed()),

@@ -13,7 +13,7 @@ from gateway import Catalog, Principal, ToolContext, render, run_sync
 from gateway.filetools.definition import FileToolDefinition, load_definition
 from gateway.filetools.directories import FileTools, scaffold
 
-from .filetools_support import ECHO, TEXT_SCHEMA, call, definition, gateway_over, invoke, write_tool
+from ..filetools_support import ECHO, TEXT_SCHEMA, call, definition, gateway_over, invoke, write_tool
 
 GOOD = textwrap.dedent(
     """\
@@ -235,7 +235,7 @@ def test_a_scaffolded_tool_loads_and_runs(tmp_path: Path) -> None:
 
 
 def test_the_documented_example_loads_and_runs_as_documented(tmp_path: Path) -> None:
-    doc = (Path(__file__).resolve().parents[2] / "docs/file-tools.md").read_text()
+    doc = (Path(__file__).resolve().parents[3] / "docs/file-tools.md").read_text()
     files = re.findall(r"<!-- file: (\S+) -->\n(`{3,})\w*\n(.*?)\n\2\n", doc, re.S)
     assert [name for name, _, _ in files] == ["ticket_lookup.md", "ticket_lookup.py", "tickets.json"]
     for name, _, text in files:

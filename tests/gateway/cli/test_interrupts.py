@@ -20,9 +20,9 @@ from pathlib import Path
 
 import pytest
 
-from .interrupting_tools import MANY, STALL_LOADING, WAITING
+from ..interrupting_tools import MANY, STALL_LOADING, WAITING
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 DEADLINE = 60.0
 PROGRAM = [sys.executable, "-m", "gateway.cli"]
 

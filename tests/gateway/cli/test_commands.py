@@ -14,8 +14,8 @@ from gateway import run_sync
 from gateway.runtime import open_gateway
 from gateway.settings.loading import load_settings
 
-from . import cli_support
-from .sample_tools import Calls
+from .. import cli_support
+from ..sample_tools import Calls
 
 config = cli_support.config  # the fixture
 run = cli_support.run

@@ -24,7 +24,7 @@ from gateway import (
 )
 from gateway import run_sync as run
 
-from .sample_tools import ALL_TOOLS, Calls
+from ..sample_tools import ALL_TOOLS, Calls
 
 ANYONE = Principal()
 

@@ -14,7 +14,7 @@ from gateway.search import encoder as search_encoder
 from gateway.search.models import ModelReference
 from tests import tiny_bert
 
-from .dense_support import model_in_use
+from ..dense_support import model_in_use
 
 np = pytest.importorskip("numpy")
 pytest.importorskip("tokenizers")

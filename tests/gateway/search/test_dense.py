@@ -23,7 +23,7 @@ from gateway.settings.loading import load_settings
 from services.workspace import CATALOG
 from tests import tiny_bert
 
-from .dense_support import model_in_use
+from ..dense_support import model_in_use
 
 pytestmark = pytest.mark.skipif(
     not (semantic_available() and search_encoder.packages_installed()),

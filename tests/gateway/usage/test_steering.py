@@ -14,8 +14,8 @@ from gateway.cli import main
 from gateway.usage import SqliteUsageStore, Usage
 from gateway.usage.learned import LearnedVotes
 
-from .sample_tools import ALL_TOOLS
-from .test_discovery_visibility import VISIBLE
+from ..sample_tools import ALL_TOOLS
+from ..test_discovery_visibility import VISIBLE
 
 WORDS = "landlord stuff"  # words no sample tool's text uses
 ANA, BOB = Principal("ana"), Principal("bob")

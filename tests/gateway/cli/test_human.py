@@ -11,7 +11,7 @@ import pytest
 from gateway import Catalog, NoParams, ToolDefinition, Toolset
 from gateway.cli import main
 
-from . import cli_support
+from .. import cli_support
 
 config = cli_support.config  # the fixture
 run = cli_support.run
@@ -80,7 +80,7 @@ def test_catalog_columns_stay_in_line_with_long_category_names(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = tmp_path / "config.toml"
-    catalog = "tests.gateway.test_cli_human:provide_long_categories"
+    catalog = "tests.gateway.cli.test_human:provide_long_categories"
     path.write_text(f'catalogs = ["{catalog}"]\ndata_dir = "{tmp_path}"\n')
     monkeypatch.setenv("GATEWAY_CONFIG", str(path))
     code, out, _ = run(capsys, "catalog")

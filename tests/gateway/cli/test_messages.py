@@ -21,10 +21,10 @@ import pytest
 from gateway import Catalog, Toolset
 from gateway.cli import main
 
-from .sample_tools import Calls
-from .test_search_scale import _catalog
+from ..sample_tools import Calls
+from ..search.test_scale import _catalog
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def large_catalog(options: Any) -> Toolset:
@@ -346,7 +346,7 @@ def test_a_search_index_being_built_is_said_on_stderr_once(
     config: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    monkeypatch.setenv("GATEWAY_CATALOGS", "tests.gateway.test_cli_messages:large_catalog")
+    monkeypatch.setenv("GATEWAY_CATALOGS", "tests.gateway.cli.test_messages:large_catalog")
     code, out, err = run(capsys, "discover", "delete an event", "--json")
     assert code == 0 and json.loads(out)["tools"]
     assert one_line(err) == "gateway: Building the search index of 2,100 tools (cached for next time)..."
