@@ -218,7 +218,8 @@ def stem(word: str) -> str:
     Not PyStemmer's 'porter': on the 66,073 distinct words of 400 Google discovery documents the two
     agree on every word but those of two letters (PyStemmer turns 'is' into 'i', 'vs' into 'v'; here
     they stay), so rankings would match with a guard, but a compiled dependency of every install for
-    a function memoised per word (a cached index stems nothing) is not worth its ~250 ms a cold build.
+    a function memoised per word (a cached index stems nothing) is not worth it: measured once by hand,
+    not by a benchmark, stemming those words took 392 ms here against PyStemmer's 144 ms.
     """
     if len(word) <= 2 or not word.isalpha():
         return word
