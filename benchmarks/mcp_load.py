@@ -99,6 +99,8 @@ class Target:
     command: list[str]
     env: dict[str, str]
     mode: str  # the SDK client's mode for the capture
+    data: Path | None = None  # the gateway's data directory (its audit log); None for the anchor
+    sessions: bool = False
     proc: subprocess.Popen[bytes] | None = None
     url: str = ""
     script: Script | None = None
@@ -233,24 +235,29 @@ def audited(path: Path) -> int:
 
 
 def targets(root: Path, sessions: list[bool], http: str, loop: str) -> list[Target]:
-    """The gateway and the anchor for each sessions setting, in the order they take turns."""
+    """The gateway and the anchor for each sessions setting, in the order they take turns.
+
+    Without sessions the gateway runs twice: with its fast path (the default) and with every
+    request through the SDK (`[serve] fast_path = false`), the baseline in the same run.
+    """
     env = {k: v for k, v in os.environ.items() if not k.startswith("GATEWAY_")}
     out = []
     for on in sessions:
-        name = "sessions-on" if on else "sessions-off"
-        (root / name).mkdir(mode=0o700)
-        config = root / name / "config.toml"
-        config.write_text(
-            f'catalogs = ["{CATALOG}"]\ndata_dir = "{root / name}"\n\n[serve]\nsessions = {str(on).lower()}\n'
-        )
-        gateway = [sys.executable, "-m", "gateway.cli", "serve", "--config", str(config)]
-        gateway += ["--transport", "http", "--host", "127.0.0.1", "--port", "0"]
-        anchor = [sys.executable, "-m", "benchmarks.mcp_anchor", "--sessions", "on" if on else "off"]
-        anchor += ["--http", http, "--loop", loop]
         mode = "legacy" if on else "auto"
         word = "on (2025-11-25 client)" if on else "off (2026-07-28 client)"
-        out.append(Target(f"gateway, sessions {word}", gateway, env, mode))
-        out.append(Target(f"SDK minimal server, sessions {word}", anchor, env, mode))
+        for fast in [True] if on else [True, False]:
+            name = ("sessions-on" if on else "sessions-off") + ("" if fast else "-sdk-path")
+            (root / name).mkdir(mode=0o700)
+            config = root / name / "config.toml"
+            serve = f"sessions = {str(on).lower()}\n" + ("" if fast else "fast_path = false\n")
+            config.write_text(f'catalogs = ["{CATALOG}"]\ndata_dir = "{root / name}"\n\n[serve]\n{serve}')
+            gateway = [sys.executable, "-m", "gateway.cli", "serve", "--config", str(config)]
+            gateway += ["--transport", "http", "--host", "127.0.0.1", "--port", "0"]
+            label = f"gateway, sessions {word}" + ("" if fast else ", fast path off")
+            out.append(Target(label, gateway, env, mode, data=root / name, sessions=on))
+        anchor = [sys.executable, "-m", "benchmarks.mcp_anchor", "--sessions", "on" if on else "off"]
+        anchor += ["--http", http, "--loop", loop]
+        out.append(Target(f"SDK minimal server, sessions {word}", anchor, env, mode, sessions=on))
     return out
 
 
@@ -288,7 +295,9 @@ async def run(args: argparse.Namespace, root: Path) -> bool:
     for label, windows in rows:
         rate, p50, p99, cpu = summary(windows)
         print(f"{label:<54} {rate:>9,.0f} {p50:>8.2f} {p99:>8.2f} {cpu:>21.3f}")
-    for gateway, anchor in zip(servers[::2], servers[1::2], strict=True):
+    gateways = [t for t in servers if t.data is not None]
+    for gateway in gateways:
+        anchor = next(t for t in servers if t.data is None and t.sessions == gateway.sessions)
         g, a = summary(gateway.windows), summary(anchor.windows)
         if not (g[0] and a[0]):
             continue  # no call passed: the errors below say why
@@ -302,9 +311,9 @@ async def run(args: argparse.Namespace, root: Path) -> bool:
         if errors:
             ok = False
             print(f"error: {label}: {len(errors)} failed calls, first: {errors[0]}")
-    for gateway in servers[::2]:
-        name = "sessions-on" if "sessions on" in gateway.label else "sessions-off"
-        seen = audited(root / name / "audit.jsonl")
+    for gateway in gateways:
+        assert gateway.data is not None
+        seen = audited(gateway.data / "audit.jsonl")
         print(f"audit log ({gateway.label}): {seen:,} executed invocations for {gateway.calls:,} calls")
         ok = ok and seen == gateway.calls
     return ok

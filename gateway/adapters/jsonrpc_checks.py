@@ -14,12 +14,15 @@ message is checked here first, before the SDK sees it:
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, MutableMapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
 import pydantic_core
 from mcp_types.version import SUPPORTED_PROTOCOL_VERSIONS
 from pydantic import ValidationError
+
+if TYPE_CHECKING:
+    from .mcp_fast import FastPath
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -93,6 +96,7 @@ class JsonRpcGuard:
         streaming: the same, answering requests with SSE streams.
         cancel: stops the current caller's call of that request id.
         sessions: `app` keeps MCP sessions (a request with `Mcp-Session-Id` belongs to one).
+        fast: answers the plain stateless requests it claims itself (`mcp_fast`), before `app`.
     """
 
     def __init__(
@@ -103,12 +107,14 @@ class JsonRpcGuard:
         streaming: Callable[[Scope, Receive, Send], Awaitable[None]] | None = None,
         cancel: Callable[[Any], object] | None = None,
         sessions: bool = False,
+        fast: FastPath | None = None,
     ) -> None:
         self.app = app
         self.path = path.rstrip("/") or "/"
         self.streaming = streaming
         self.cancel = cancel
         self.sessions = sessions
+        self.fast = fast
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         path = str(scope.get("path", "")).rstrip("/") or "/"
@@ -131,6 +137,9 @@ class JsonRpcGuard:
             await _answer(send, error)
             return
         message = pydantic_core.from_json(body)
+        if self.fast is not None and (claim := self.fast.claim(scope, message)) is not None:
+            await self.fast.answer(claim, send)
+            return
         params = message.get("params")
         params = params if isinstance(params, dict) else {}
         cancelled = message.get("method") == "notifications/cancelled" and params.get("requestId")

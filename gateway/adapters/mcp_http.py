@@ -38,6 +38,7 @@ from ..settings.loading import Settings
 from .admin import approval_hint, sign_in_hint
 from .jsonrpc_checks import JsonRpcGuard
 from .mcp_calls import running_calls
+from .mcp_fast import FastPath, fast_path
 from .mcp_session_endpoints import own_sessions
 from .mcp_toolsets import add_routes as add_toolset_routes
 from .mcp_toolsets import resources as toolset_resources
@@ -114,7 +115,8 @@ def http_app(
         token_verifier=verifier,
         custom_starlette_routes=routes,
     )
-    _check_messages(app, server, settings.serve.path, unchecked, streams=not sessions)
+    fast = fast_path(server) if not sessions and settings.serve.fast_path else None
+    _check_messages(app, server, settings.serve.path, unchecked, streams=not sessions, fast=fast)
     if sessions:  # before the toolsets' endpoints, which take the endpoint as built
         own_sessions(
             app,
@@ -130,12 +132,19 @@ def http_app(
 
 
 def _check_messages(
-    app: Any, server: Server[Any], path: str, security: TransportSecuritySettings, *, streams: bool
+    app: Any,
+    server: Server[Any],
+    path: str,
+    security: TransportSecuritySettings,
+    *,
+    streams: bool,
+    fast: FastPath | None = None,
 ) -> None:
     """Put `JsonRpcGuard` in front of the MCP endpoint, behind its token check (if any).
 
     Without sessions (`streams`), calls with a progress token get answered by a second, streaming
-    (SSE) session manager, run alongside the first in the application's lifespan.
+    (SSE) session manager, run alongside the first in the application's lifespan; `fast` answers
+    the plain requests it claims before either (`mcp_fast`).
     """
     streaming = StreamableHTTPSessionManager(
         app=server, json_response=False, stateless=True, security_settings=security
@@ -145,7 +154,7 @@ def _check_messages(
     sse = StreamableHTTPASGIApp(streaming) if streams else None
 
     def guard(endpoint: Any) -> Any:
-        checked = JsonRpcGuard(endpoint, path, streaming=sse, cancel=cancel, sessions=not streams)
+        checked = JsonRpcGuard(endpoint, path, streaming=sse, cancel=cancel, sessions=not streams, fast=fast)
         # The guard reads the whole body, so the SDK's own size limit comes first (413).
         return RequestBodyLimitMiddleware(checked, DEFAULT_MAX_REQUEST_BODY_SIZE)
 

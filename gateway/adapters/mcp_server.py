@@ -47,6 +47,8 @@ from .admin import approval_hint, metrics_route
 from .listening import listening_socket
 from .mcp_calls import REQUEST_CANCELLED, RunningCalls, register, with_progress
 from .mcp_elicitation import Elicitation
+from .mcp_fast import FastPath
+from .mcp_fast import register as register_fast
 from .mcp_http import serve_http
 from .mcp_stdio import checked_stdio
 from .mcp_toolsets import ToolsetServer, bound_token, confined, token_entries, token_toolsets
@@ -138,14 +140,16 @@ class _Handlers:
             raise MCPError(types.INVALID_PARAMS, "Invalid params: unknown cursor")
         return self.tools
 
-    def session(self, ctx: ServerRequestContext[Any], principal: Principal) -> str:
+    def session(self, ctx: ServerRequestContext[Any]) -> str:
+        headers = getattr(ctx.request, "headers", None)
+        return self.session_of(headers.get("mcp-session-id") if headers is not None else None)
+
+    def session_of(self, header: str | None) -> str:
+        """The usage session of a request whose `Mcp-Session-Id` header is `header` (None: not sent)."""
         if self.session_id != "mcp-http":
             return self.session_id
-        request = ctx.request
-        headers = getattr(request, "headers", None)
-        given = headers.get("mcp-session-id") if headers is not None else None
-        if given:
-            return f"mcp-http:{safe_text(given, 100)}"
+        if header:
+            return f"mcp-http:{safe_text(header, 100)}"
         return NO_SESSION
 
     async def call_tool(
@@ -160,7 +164,7 @@ class _Handlers:
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult | types.InputRequiredResult:
         principal = self.principal()
-        session = self.session(ctx, principal)
+        session = self.session(ctx)
         context = ToolContext(principal=principal, session_id=session)
         arguments = dict(params.arguments or {})
         if (resumed := await self.elicitation.resumed(ctx, params, arguments, context)) is not None:
@@ -219,6 +223,7 @@ def build_server(gw: Gateway, settings: Settings, *, transport: str = "stdio") -
     server.toolsets = lambda: handlers.principal().toolsets
     server.middleware.append(RequestStateBoundary(security, default_audience=APP_NAME))
     register(server, handlers.running)
+    register_fast(server, FastPath(server, handlers))
     return server
 
 

@@ -227,6 +227,9 @@ class ServeSettings(Section):
     # MCP sessions (Mcp-Session-Id): what lets an elicitation reach a handshake-era client (docs/mcp.md)
     sessions: bool = True
     max_sessions_per_principal: int = Field(1000, ge=1)  # sessions one principal holds open at once
+    # Without sessions, plain 2026-07-28 tools/call and tools/list answered without the SDK's dispatch
+    # (adapters/mcp_fast.py); false sends every request through the SDK
+    fast_path: bool = True
 
 
 class ConsoleSettings(Section):

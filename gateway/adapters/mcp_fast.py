@@ -1,0 +1,247 @@
+"""The stateless fast path: a plain 2026-07-28 `tools/call` or `tools/list` answered without the SDK's dispatch.
+
+Without sessions (`[serve] sessions = false`) nearly every request is a client listing the
+meta-tools or calling one and waiting for the answer. The SDK reaches that answer through a
+per-request connection, a dispatch context, its middleware chain, a handler context, and two
+rounds of validating and dumping the result; over loopback that is most of the server's CPU a
+call (docs/mcp.md#load). This answers such a request from the same handlers (`Answers`, the MCP
+server's own), checked by the SDK's own rules, with the bytes the SDK would send, and hands every
+other request to the SDK as it came:
+
+- answered here: one JSON-RPC request (with an id) `tools/call` or `tools/list`, posted with
+  `Content-Type: application/json`, an `Accept` that takes JSON, one `MCP-Protocol-Version`
+  header naming the 2026-07-28 revision, routing headers that agree with the body and appear
+  once, no `Mcp-Param-*` header; params that the SDK's request ladder accepts and that carry
+  nothing but the tool's name and arguments (a `tools/list` no cursor) and the per-request
+  envelope (`_meta` with the protocol version, client info and capabilities);
+- handed on: everything else, among it a progress token, `requestState` or input responses (an
+  elicitation's second round), a client that declares elicitation to a gate that asks through it
+  (the call may need its question), any other `_meta` key (trace context), and every request
+  while OpenTelemetry records spans in this process (the SDK's middleware makes them).
+
+A call is the same call either way: the caller's principal and toolsets, the session its
+`Mcp-Session-Id` names (`Answers.session_of`), a cancel by request id (`RunningCalls`), and
+`Gateway.call`, the chokepoint. `[serve] fast_path = false` sends every request through the SDK;
+the tests send the same requests both ways and compare the bytes.
+"""
+
+from __future__ import annotations
+
+import json
+import weakref
+from collections.abc import Mapping, MutableMapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import mcp_types as types
+from mcp.server import Server
+from mcp.server.caching import apply_cache_hint
+from mcp.server.request_state import RequestStateBoundary
+from mcp.server.runner import modern_error_data
+from mcp.shared.exceptions import MCPError
+from mcp.shared.inbound import (
+    ERROR_CODE_HTTP_STATUS,
+    MCP_PARAM_HEADER_PREFIX,
+    InboundModernRoute,
+    classify_inbound_request,
+    find_duplicated_routing_header,
+)
+from mcp_types import methods
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+from ..context import Principal, ToolContext
+from ..engine import Gateway
+from . import mcp
+from .mcp_calls import REQUEST_CANCELLED, RunningCalls
+
+Scope = MutableMapping[str, Any]
+Send = Any  # the ASGI send callable
+
+ENVELOPE = frozenset(
+    {types.PROTOCOL_VERSION_META_KEY, types.CLIENT_INFO_META_KEY, types.CLIENT_CAPABILITIES_META_KEY}
+)
+"""The `_meta` keys of a 2026-07-28 request's per-request envelope: the only ones a claimed request carries."""
+
+_PARAMS = {"tools/call": frozenset({"name", "arguments", "_meta"}), "tools/list": frozenset({"_meta"})}
+_PARAM_PREFIX = MCP_PARAM_HEADER_PREFIX.lower().encode()
+_JSON_HEADERS = [(b"content-type", b"application/json")]
+
+_FAST: weakref.WeakKeyDictionary[Server[Any], FastPath] = weakref.WeakKeyDictionary()
+
+
+class Answers(Protocol):
+    """What the fast path answers from: the MCP server's own handlers (`mcp_server`)."""
+
+    gw: Gateway
+    running: RunningCalls
+    tools: types.ListToolsResult
+
+    def principal(self) -> Principal:
+        """The current caller, confined to its token's and endpoint's toolsets."""
+        ...
+
+    def session_of(self, header: str | None) -> str:
+        """The usage session a request belongs to, from its `Mcp-Session-Id` header (None: none sent)."""
+        ...
+
+
+def register(server: Server[Any], fast: FastPath) -> None:
+    """Record `fast` as the fast path of `server`, for its HTTP application to put in front (`fast_path`)."""
+    _FAST[server] = fast
+
+
+def fast_path(server: Server[Any]) -> FastPath | None:
+    """The fast path `register` recorded for `server`, if any."""
+    return _FAST.get(server)
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """A request the fast path answers: its id, method, protocol version, and (for a call) tool and arguments."""
+
+    request_id: int | str
+    method: str
+    version: str
+    name: str = ""
+    arguments: Mapping[str, Any] | None = None
+    session: str | None = None
+
+
+class FastPath:
+    """Claims the plain stateless requests (`claim`) and answers them as the SDK would (`answer`).
+
+    Args:
+        server: the MCP server whose requests these are (its middleware, cache hints, identity).
+        answers: its handlers.
+    """
+
+    def __init__(self, server: Server[Any], answers: Answers) -> None:
+        self.server = server
+        self.answers = answers
+        self._lists: dict[str, dict[str, Any]] = {}
+        # Middleware the fast path knows to do nothing for a claimed request; any other (added by a
+        # host) must see every request, so then nothing is claimed.
+        known = (RequestStateBoundary, type(server.middleware[0])) if server.middleware else ()
+        self._plain_middleware = all(isinstance(m, known) for m in server.middleware)
+
+    def claim(self, scope: Scope, message: Mapping[str, Any]) -> Claim | None:
+        """The request in `message` (posted with `scope`'s headers) if the fast path answers it, else None."""
+        method, request_id = message.get("method"), message.get("id")
+        if not isinstance(method, str) or (allowed := _PARAMS.get(method)) is None:
+            return None
+        if not isinstance(request_id, int | str) or isinstance(request_id, bool):
+            return None
+        params = message.get("params")
+        if not isinstance(params, dict) or not params.keys() <= allowed:
+            return None
+        meta = params.get("_meta")
+        if not isinstance(meta, dict) or not meta.keys() <= ENVELOPE:
+            return None
+        headers = _headers(scope)
+        if headers is None or not self._plain_middleware or _sdk_traces():
+            return None
+        verdict = classify_inbound_request(message, headers=headers)
+        if (
+            not isinstance(verdict, InboundModernRoute)
+            or verdict.protocol_version not in MODERN_PROTOCOL_VERSIONS
+        ):
+            return None
+        version = verdict.protocol_version
+        try:
+            methods.validate_client_request(method, version, params)
+        except Exception:  # the SDK answers what its ladder refuses
+            return None
+        if method == "tools/list":
+            return Claim(request_id, method, version)
+        capabilities = verdict.client_capabilities
+        if (
+            isinstance(capabilities, Mapping)
+            and capabilities.get("elicitation") is not None
+            and self.answers.gw.gate.allows("elicitation")
+        ):
+            return None  # a pending call would ask its question through the SDK's elicitation round
+        arguments = params.get("arguments")
+        return Claim(request_id, method, version, params["name"], arguments, headers.get("mcp-session-id"))
+
+    async def answer(self, claim: Claim, send: Send) -> None:
+        """Answer `claim` on `send`: status, headers and body as the SDK's stateless JSON answer."""
+        try:
+            result = await self._call(claim) if claim.method == "tools/call" else self._list(claim.version)
+        except Exception as exc:  # as the SDK maps a handler's failure to the wire
+            error = types.JSONRPCError(jsonrpc="2.0", id=claim.request_id, error=modern_error_data(exc))
+            await _send(send, ERROR_CODE_HTTP_STATUS.get(error.error.code, 200), _dump(error))
+            return
+        await _send(send, 200, {"jsonrpc": "2.0", "id": claim.request_id, "result": result})
+
+    async def _call(self, claim: Claim) -> dict[str, Any]:
+        answers = self.answers
+        principal = answers.principal()
+        context = ToolContext(principal=principal, session_id=answers.session_of(claim.session))
+        with answers.running.track(claim.request_id) as scope:
+            result = await answers.gw.call(claim.name, dict(claim.arguments or {}), context)
+        if scope.cancelled_caught:  # cancelled by the client, which has stopped waiting
+            raise MCPError(REQUEST_CANCELLED, "Request cancelled")
+        shown = mcp.call_result(result)
+        # The 2026-07-28 surface's key order, as the SDK's result sieve writes it (tested both ways).
+        return {
+            "content": [{"text": item["text"], "type": item["type"]} for item in shown["content"]],
+            "isError": shown["isError"],
+            "resultType": "complete",
+            "structuredContent": shown["structuredContent"],
+            "_meta": {types.SERVER_INFO_META_KEY: self.server.server_info_stamp},
+        }
+
+    def _list(self, version: str) -> dict[str, Any]:
+        """The tools/list result: the same three tools for every caller, so shaped once per version."""
+        if version not in self._lists:
+            result: Any = self.answers.tools
+            if (hint := self.server.cache_hints.get("tools/list")) is not None:
+                result = apply_cache_hint(result, hint)
+            dumped = result.model_dump(by_alias=True, mode="json", exclude_none=True)
+            self._lists[version] = methods.serialize_server_result("tools/list", version, dumped)
+        shaped: dict[str, Any] = json.loads(json.dumps(self._lists[version]))  # the caller owns its copy
+        shaped["_meta"] = {types.SERVER_INFO_META_KEY: self.server.server_info_stamp}
+        return shaped
+
+
+def _headers(scope: Scope) -> dict[str, str] | None:
+    """The request's headers by lowercase name, or None when the SDK must answer for them."""
+    raw: list[tuple[bytes, bytes]] = scope.get("headers", [])
+    folded: dict[str, str] = {}
+    versions = 0
+    for key, value in raw:
+        if key.startswith(_PARAM_PREFIX):
+            return None  # validated against the tool's schema by the SDK
+        if key == b"mcp-protocol-version":
+            versions += 1
+        folded[key.decode("latin-1")] = value.decode("latin-1")
+    if versions != 1 or find_duplicated_routing_header((k.decode("latin-1"), "") for k, _ in raw):
+        return None
+    content_type = folded.get("content-type", "").lower()
+    if not content_type.startswith("application/json") or not _accepts_json(folded.get("accept", "")):
+        return None
+    return folded
+
+
+def _accepts_json(accept: str) -> bool:
+    kinds = [part.split(";")[0].strip().lower() for part in accept.split(",")]
+    return any(kind in ("*/*", "application/*", "application/json") for kind in kinds)
+
+
+def _sdk_traces() -> bool:
+    """Whether OpenTelemetry records spans in this process: the SDK's middleware then makes one a request."""
+    from opentelemetry import trace
+
+    provider = trace.get_tracer_provider()
+    return not isinstance(provider, trace.ProxyTracerProvider | trace.NoOpTracerProvider)
+
+
+def _dump(message: types.JSONRPCError) -> dict[str, Any]:
+    return message.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+async def _send(send: Send, status: int, body: Mapping[str, Any]) -> None:
+    data = json.dumps(body, separators=(",", ":")).encode()
+    headers = [(b"content-length", str(len(data)).encode()), *_JSON_HEADERS]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": data})
