@@ -405,9 +405,11 @@ class Gateway:
         limit = None if timeout == math.inf else timeout
         args = (params, ctx) if d.takes_context else (params,)
         try:
-            if d.is_async:
-                return await asyncio.wait_for(d.handler(*args), limit)
-            return await asyncio.wait_for(asyncio.to_thread(d.handler, *args), limit)
+            # In this task, not a task of its own (as `wait_for` makes): one task a call is enough.
+            async with asyncio.timeout(limit):
+                if d.is_async:
+                    return await d.handler(*args)
+                return await asyncio.to_thread(d.handler, *args)
         except _CallError:
             raise
         except ToolInputError as exc:

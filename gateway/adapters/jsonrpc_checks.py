@@ -46,6 +46,11 @@ def check(raw: str | bytes) -> types.JSONRPCError | None:
         message = pydantic_core.from_json(raw)  # as the SDK parses: bounded nesting, no RecursionError
     except ValueError:
         return _error(PARSE_ERROR, "Parse error: the message is not JSON")
+    return check_parsed(message)
+
+
+def check_parsed(message: Any) -> types.JSONRPCError | None:
+    """`check` of a message already parsed from JSON."""
     if isinstance(message, list):
         return _error(INVALID_REQUEST, "Invalid Request: batches are not supported; send one message")
     if not isinstance(message, dict):
@@ -130,15 +135,18 @@ class JsonRpcGuard:
             if not event.get("more_body", False):
                 break
         body = b"".join(chunks)
-        error = check(body)
-        if error is None:
-            error = _unsupported_version(scope, body)
+        try:
+            message = pydantic_core.from_json(body)
+        except ValueError:
+            message, error = None, check(body)
+        else:
+            # A claimed request is well-formed and of a version served (what the checks would find).
+            if self.fast is not None and (claim := self.fast.claim(scope, message)) is not None:
+                await self.fast.answer(claim, send)
+                return
+            error = check_parsed(message) or _unsupported_version(scope, message)
         if error is not None:
             await _answer(send, error)
-            return
-        message = pydantic_core.from_json(body)
-        if self.fast is not None and (claim := self.fast.claim(scope, message)) is not None:
-            await self.fast.answer(claim, send)
             return
         params = message.get("params")
         params = params if isinstance(params, dict) else {}
@@ -168,13 +176,13 @@ def _accepts_sse(scope: Scope) -> bool:
     return b"text/event-stream" in accept.lower()
 
 
-def _unsupported_version(scope: Scope, body: bytes) -> types.JSONRPCError | None:
+def _unsupported_version(scope: Scope, message: dict[str, Any]) -> types.JSONRPCError | None:
     given = next(
         (v.decode("latin-1") for k, v in scope.get("headers", []) if k == b"mcp-protocol-version"), None
     )
     if given is None or given in SUPPORTED_PROTOCOL_VERSIONS:
         return None
-    request_id = pydantic_core.from_json(body).get("id")
+    request_id = message.get("id")
     supported = ", ".join(SUPPORTED_PROTOCOL_VERSIONS)
     return _error(
         INVALID_REQUEST,

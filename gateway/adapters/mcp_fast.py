@@ -44,7 +44,6 @@ from mcp.shared.inbound import (
     MCP_PARAM_HEADER_PREFIX,
     InboundModernRoute,
     classify_inbound_request,
-    find_duplicated_routing_header,
 )
 from mcp_types import methods
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
@@ -62,6 +61,7 @@ ENVELOPE = frozenset(
 )
 """The `_meta` keys of a 2026-07-28 request's per-request envelope: the only ones a claimed request carries."""
 
+_ENVELOPE_KEYS = frozenset({"jsonrpc", "id", "method", "params"})
 _PARAMS = {"tools/call": frozenset({"name", "arguments", "_meta"}), "tools/list": frozenset({"_meta"})}
 _PARAM_PREFIX = MCP_PARAM_HEADER_PREFIX.lower().encode()
 _JSON_HEADERS = [(b"content-type", b"application/json")]
@@ -124,8 +124,15 @@ class FastPath:
         known = (RequestStateBoundary, type(server.middleware[0])) if server.middleware else ()
         self._plain_middleware = all(isinstance(m, known) for m in server.middleware)
 
-    def claim(self, scope: Scope, message: Mapping[str, Any]) -> Claim | None:
-        """The request in `message` (posted with `scope`'s headers) if the fast path answers it, else None."""
+    def claim(self, scope: Scope, message: Any) -> Claim | None:
+        """The request in `message` (posted with `scope`'s headers) if the fast path answers it, else None.
+
+        `message` is any JSON value; a claimed one is a well-formed request of a version served.
+        """
+        if not isinstance(message, dict):
+            return None
+        if not message.keys() <= _ENVELOPE_KEYS or message.get("jsonrpc") != "2.0":
+            return None
         method, request_id = message.get("method"), message.get("id")
         if not isinstance(method, str) or (allowed := _PARAMS.get(method)) is None:
             return None
@@ -204,23 +211,27 @@ class FastPath:
         return shaped
 
 
+_READ = frozenset(
+    {b"content-type", b"accept", b"mcp-protocol-version", b"mcp-method", b"mcp-name", b"mcp-session-id"}
+)
+"""The headers a claim reads (the SDK's checks read these and the `Mcp-Param-*` ones)."""
+
+
 def _headers(scope: Scope) -> dict[str, str] | None:
-    """The request's headers by lowercase name, or None when the SDK must answer for them."""
-    raw: list[tuple[bytes, bytes]] = scope.get("headers", [])
+    """The headers a claim reads, by lowercase name, or None when the SDK must answer for them."""
     folded: dict[str, str] = {}
-    versions = 0
-    for key, value in raw:
-        if key.startswith(_PARAM_PREFIX):
+    for key, value in scope.get("headers", ()):
+        if key in _READ:
+            name = key.decode("latin-1")
+            if name in folded:
+                return None  # a routing header twice (the SDK refuses it), or an ambiguous one
+            folded[name] = value.decode("latin-1")
+        elif key.startswith(_PARAM_PREFIX):
             return None  # validated against the tool's schema by the SDK
-        if key == b"mcp-protocol-version":
-            versions += 1
-        folded[key.decode("latin-1")] = value.decode("latin-1")
-    if versions != 1 or find_duplicated_routing_header((k.decode("latin-1"), "") for k, _ in raw):
-        return None
     content_type = folded.get("content-type", "").lower()
-    if not content_type.startswith("application/json") or not _accepts_json(folded.get("accept", "")):
+    if "mcp-protocol-version" not in folded or not content_type.startswith("application/json"):
         return None
-    return folded
+    return folded if _accepts_json(folded.get("accept", "")) else None
 
 
 def _accepts_json(accept: str) -> bool:
