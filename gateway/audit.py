@@ -20,7 +20,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
@@ -155,7 +155,7 @@ class JsonlAuditLog:
 
     def write(self, record: AuditRecord) -> None:
         """Append one record as one JSON line (an attempt on disk before its tool runs)."""
-        data = asdict(record)
+        data = dict(vars(record))  # its fields in order; `asdict` would deep-copy the params first
         for optional in ("decided_by", "toolsets"):  # only decisions, and confined callers, carry them
             if data[optional] is None:
                 del data[optional]

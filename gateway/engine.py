@@ -405,11 +405,12 @@ class Gateway:
         limit = None if timeout == math.inf else timeout
         args = (params, ctx) if d.takes_context else (params,)
         try:
+            running = d.handler(*args) if d.is_async else asyncio.to_thread(d.handler, *args)
+            if limit is None:
+                return await running
             # In this task, not a task of its own (as `wait_for` makes): one task a call is enough.
             async with asyncio.timeout(limit):
-                if d.is_async:
-                    return await d.handler(*args)
-                return await asyncio.to_thread(d.handler, *args)
+                return await running
         except _CallError:
             raise
         except ToolInputError as exc:

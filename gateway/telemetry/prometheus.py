@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
+from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Histogram
 from prometheus_client.core import GaugeMetricFamily, Metric
@@ -44,10 +45,17 @@ class PrometheusMetrics:
         )
         if pending is not None:
             self.registry.register(_Pending(pending))
+        # The two series of each (kind, tool, outcome), as `labels` finds them (under its lock, each
+        # time); as many as the metrics themselves keep (unknown tools share one name).
+        self._series: dict[tuple[str, str, str], tuple[Any, Any]] = {}
 
     def record(self, kind: str, tool: str, outcome: str, seconds: float) -> None:
-        self.calls.labels(kind, tool, outcome).inc()
-        self.duration.labels(kind, tool, outcome).observe(seconds)
+        key = (kind, tool, outcome)
+        series = self._series.get(key)
+        if series is None:
+            series = self._series[key] = (self.calls.labels(*key), self.duration.labels(*key))
+        series[0].inc()
+        series[1].observe(seconds)
 
     def text(self, accept: str = "") -> tuple[bytes, str]:
         """The exposition in the format the scraper's Accept header asks for, and its content type.
