@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import uuid
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -36,7 +36,7 @@ class ToolContext:
     principal: Principal = Principal()
     session_id: str = "default"
     cwd: str = "."
-    call_id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
+    call_id: str = field(default_factory=lambda: os.urandom(6).hex())  # 12 hex digits, 48 random bits
     resources: Mapping[type, object] = field(default_factory=lambda: _EMPTY)
 
     def require(self, kind: type[T]) -> T:

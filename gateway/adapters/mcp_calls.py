@@ -56,9 +56,12 @@ class RunningCalls:
         self._scopes: dict[tuple[str, str], anyio.CancelScope] = {}
 
     @contextmanager
-    def track(self, request_id: Any) -> Iterator[anyio.CancelScope]:
-        """Run the body as the current caller's call `request_id`; `cancel` stops it (`cancelled_caught`)."""
-        key = (self._caller(), repr(request_id))
+    def track(self, request_id: Any, caller: str | None = None) -> Iterator[anyio.CancelScope]:
+        """Run the body as the caller's call `request_id`; `cancel` stops it (`cancelled_caught`).
+
+        `caller`: the current caller's name, when known already (else asked for).
+        """
+        key = (self._caller() if caller is None else caller, repr(request_id))
         scope = anyio.CancelScope()
         self._scopes[key] = scope
         try:

@@ -50,6 +50,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from ..context import Principal, ToolContext
 from ..engine import Gateway
+from ..telemetry.setup import spans_recorded
 from . import mcp
 from .mcp_calls import REQUEST_CANCELLED, RunningCalls
 
@@ -123,6 +124,8 @@ class FastPath:
         # host) must see every request, so then nothing is claimed.
         known = (RequestStateBoundary, type(server.middleware[0])) if server.middleware else ()
         self._plain_middleware = all(isinstance(m, known) for m in server.middleware)
+        # The server's identity, as the SDK stamps each answer; written out at once, never changed.
+        self._stamp = {types.SERVER_INFO_META_KEY: server.server_info_stamp}
 
     def claim(self, scope: Scope, message: Any) -> Claim | None:
         """The request in `message` (posted with `scope`'s headers) if the fast path answers it, else None.
@@ -145,7 +148,7 @@ class FastPath:
         if not isinstance(meta, dict) or not meta.keys() <= ENVELOPE:
             return None
         headers = _headers(scope)
-        if headers is None or not self._plain_middleware or _sdk_traces():
+        if headers is None or not self._plain_middleware or spans_recorded():
             return None
         verdict = classify_inbound_request(message, headers=headers)
         if (
@@ -184,7 +187,7 @@ class FastPath:
         answers = self.answers
         principal = answers.principal()
         context = ToolContext(principal=principal, session_id=answers.session_of(claim.session))
-        with answers.running.track(claim.request_id) as scope:
+        with answers.running.track(claim.request_id, principal.id) as scope:
             result = await answers.gw.call(claim.name, dict(claim.arguments or {}), context)
         if scope.cancelled_caught:  # cancelled by the client, which has stopped waiting
             raise MCPError(REQUEST_CANCELLED, "Request cancelled")
@@ -195,7 +198,7 @@ class FastPath:
             "isError": shown["isError"],
             "resultType": "complete",
             "structuredContent": shown["structuredContent"],
-            "_meta": {types.SERVER_INFO_META_KEY: self.server.server_info_stamp},
+            "_meta": self._stamp,
         }
 
     def _list(self, version: str) -> dict[str, Any]:
@@ -207,7 +210,7 @@ class FastPath:
             dumped = result.model_dump(by_alias=True, mode="json", exclude_none=True)
             self._lists[version] = methods.serialize_server_result("tools/list", version, dumped)
         shaped: dict[str, Any] = json.loads(json.dumps(self._lists[version]))  # the caller owns its copy
-        shaped["_meta"] = {types.SERVER_INFO_META_KEY: self.server.server_info_stamp}
+        shaped["_meta"] = self._stamp
         return shaped
 
 
@@ -237,14 +240,6 @@ def _headers(scope: Scope) -> dict[str, str] | None:
 def _accepts_json(accept: str) -> bool:
     kinds = [part.split(";")[0].strip().lower() for part in accept.split(",")]
     return any(kind in ("*/*", "application/*", "application/json") for kind in kinds)
-
-
-def _sdk_traces() -> bool:
-    """Whether OpenTelemetry records spans in this process: the SDK's middleware then makes one a request."""
-    from opentelemetry import trace
-
-    provider = trace.get_tracer_provider()
-    return not isinstance(provider, trace.ProxyTracerProvider | trace.NoOpTracerProvider)
 
 
 def _dump(message: types.JSONRPCError) -> dict[str, Any]:

@@ -52,15 +52,23 @@ def host_records() -> bool:
     """Whether this process has OpenTelemetry providers of its own (set by a host, or by
     `opentelemetry-instrument`): the gateway's spans and metrics then join them. Before any is set
     the API's globals are proxies that record nothing."""
-    from opentelemetry import metrics, trace
+    from opentelemetry import metrics
 
-    tracer = trace.get_tracer_provider()
-    tracing = not isinstance(tracer, trace.ProxyTracerProvider | trace.NoOpTracerProvider)
+    tracing = spans_recorded()
     # The API exports no name for its proxy meter provider: it is told by its class's name.
     meter = type(metrics.get_meter_provider())
     return tracing or not (
         issubclass(meter, metrics.NoOpMeterProvider) or meter.__name__ == "_ProxyMeterProvider"
     )
+
+
+def spans_recorded() -> bool:
+    """Whether a tracer provider that records is set in this process (a host's, or the one
+    `opentelemetry-instrument` sets): the MCP SDK's own middleware then makes a span a request."""
+    from opentelemetry import trace
+
+    provider = trace.get_tracer_provider()
+    return not isinstance(provider, trace.ProxyTracerProvider | trace.NoOpTracerProvider)
 
 
 def _otlp_providers(config: TelemetrySettings) -> dict[str, Any]:
