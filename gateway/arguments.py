@@ -109,29 +109,55 @@ def load_json(text: str) -> Any:
     return value
 
 
-def check_shape(value: Any) -> None:
+def check_shape(value: Any) -> int | None:
     """Refuse data nested deeper than `MAX_DEPTH` or holding an integer longer than `MAX_NUMBER_DIGITS`.
 
     Walks without recursion, so a structure too deep for Python's stack (or one that contains
     itself) is refused rather than crashing whatever serialises it next.
 
+    Returns:
+        At least as many bytes as `json.dumps(value)` writes (every character of a string counted
+        as a 12-byte escaped surrogate pair), so a small value's size needs no serialising; None
+        when it holds something other than JSON data, whose text is not known before it is written.
+
     Raises:
         Unusable: the first of the two problems found.
     """
+    bound: int | None = 0
     stack: list[tuple[Any, int]] = [(value, 0)]
     while stack:
         item, depth = stack.pop()
-        if isinstance(item, Mapping):
-            children: Any = item.values()
+        if isinstance(item, str):
+            size = 12 * len(item) + 2
+        elif isinstance(item, Mapping):
+            if depth >= MAX_DEPTH:
+                raise Unusable(_TOO_DEEP)
+            size = 2 + 4 * len(item)  # the braces, then `": "` and `", "` for each member
+            for key, child in item.items():
+                if not isinstance(key, str):
+                    bound = None
+                elif bound is not None:
+                    size += 12 * len(key) + 2
+                stack.append((child, depth + 1))
         elif isinstance(item, list | tuple):
-            children = item
-        else:
-            if isinstance(item, int) and abs(item) >= _LIMIT:
+            if depth >= MAX_DEPTH:
+                raise Unusable(_TOO_DEEP)
+            size = 2 + 2 * len(item)
+            stack.extend((child, depth + 1) for child in item)
+        elif item is None or isinstance(item, bool):
+            size = 5
+        elif isinstance(item, int):
+            if abs(item) >= _LIMIT:
                 raise Unusable(_TOO_LONG)
+            size = MAX_NUMBER_DIGITS + 1
+        elif isinstance(item, float):
+            size = 32  # repr of a float: at most 24 characters; Infinity and NaN fewer
+        else:
+            bound = None
             continue
-        if depth >= MAX_DEPTH:
-            raise Unusable(_TOO_DEEP)
-        stack.extend((child, depth + 1) for child in children)
+        if bound is not None:
+            bound += size
+    return bound
 
 
 class _LongNumber(Exception):
@@ -168,11 +194,13 @@ def read_arguments(raw: Any, max_bytes: int) -> dict[str, Any]:
             raise Unusable(
                 Problem("parameters", f"Not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}")
             ) from None
+        bound = None
     else:
-        check_shape(raw)
+        bound = check_shape(raw)
     if not isinstance(raw, Mapping):
         raise Unusable(Problem("parameters", f"Must be a JSON object, got {type(raw).__name__}"))
-    size = len(json.dumps(raw, default=str).encode())
-    if size > max_bytes:
-        raise Unusable(Problem("parameters", "too large"), too_large=size)
+    if bound is None or bound > max_bytes:  # only then can its text be too large
+        size = len(json.dumps(raw, default=str).encode())
+        if size > max_bytes:
+            raise Unusable(Problem("parameters", "too large"), too_large=size)
     return dict(raw)
