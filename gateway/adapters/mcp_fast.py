@@ -1,23 +1,25 @@
-"""The stateless fast path: a plain 2026-07-28 `tools/call` or `tools/list` answered without the SDK's dispatch.
+"""The stateless fast path: a plain `tools/call` or `tools/list` answered without the SDK's dispatch.
 
 Without sessions (`[serve] sessions = false`) nearly every request is a client listing the
 meta-tools or calling one and waiting for the answer. The SDK reaches that answer through a
-per-request connection, a dispatch context, its middleware chain, a handler context, and two
-rounds of validating and dumping the result; over loopback that is most of the server's CPU a
-call (docs/mcp.md#load). This answers such a request from the same handlers (`Answers`, the MCP
-server's own), checked by the SDK's own rules, with the bytes the SDK would send, and hands every
-other request to the SDK as it came:
+per-request connection (for a handshake-era client, a transport and a server task of its own),
+a dispatch context, its middleware chain, a handler context, and two rounds of validating and
+dumping the result; over loopback that is most of the server's CPU a call (docs/mcp.md#load).
+This answers such a request from the same handlers (`Answers`, the MCP server's own), checked by
+the SDK's own rules, with the bytes the SDK would send, and hands every other request to the SDK
+as it came:
 
 - answered here: one JSON-RPC request (with an id) `tools/call` or `tools/list`, posted with
-  `Content-Type: application/json`, an `Accept` that takes JSON, one `MCP-Protocol-Version`
-  header naming the 2026-07-28 revision, routing headers that agree with the body and appear
-  once, no `Mcp-Param-*` header; params that the SDK's request ladder accepts and that carry
-  nothing but the tool's name and arguments (a `tools/list` no cursor) and the per-request
-  envelope (`_meta` with the protocol version, client info and capabilities);
-- handed on: everything else, among it a progress token, `requestState` or input responses (an
-  elicitation's second round), a client that declares elicitation to a gate that asks through it
-  (the call may need its question), any other `_meta` key (trace context), and every request
-  while OpenTelemetry records spans in this process (the SDK's middleware makes them).
+  `Content-Type: application/json`, an `Accept` that takes JSON, and one `MCP-Protocol-Version`
+  header naming 2026-07-28 or a handshake-era version in `LEGACY`; params that the SDK's request
+  ladder accepts and that carry nothing but the tool's name and arguments (a `tools/list` no
+  cursor), and for 2026-07-28 the per-request envelope (`_meta`: protocol version, client info
+  and capabilities) with routing headers that agree with the body and appear once;
+- handed on: everything else, among it any `Mcp-Param-*` header, a progress token,
+  `requestState` or input responses (an elicitation's second round), a 2026-07-28 client that
+  declares elicitation to a gate that asks through it (the call may need its question), any other
+  `_meta` key (trace context), and every request while OpenTelemetry records spans in this process
+  (the SDK's middleware makes them).
 
 A call is the same call either way: the caller's principal and toolsets, the session its
 `Mcp-Session-Id` names (`Answers.session_of`), a cancel by request id (`RunningCalls`), and
@@ -34,6 +36,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 import mcp_types as types
+import pydantic_core
 from mcp.server import Server
 from mcp.server.caching import apply_cache_hint
 from mcp.server.request_state import RequestStateBoundary
@@ -45,6 +48,7 @@ from mcp.shared.inbound import (
     InboundModernRoute,
     classify_inbound_request,
 )
+from mcp.shared.jsonrpc_dispatcher import handler_exception_to_error_data
 from mcp_types import methods
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
@@ -62,8 +66,13 @@ ENVELOPE = frozenset(
 )
 """The `_meta` keys of a 2026-07-28 request's per-request envelope: the only ones a claimed request carries."""
 
+LEGACY = frozenset({"2025-06-18", "2025-11-25"})
+"""The handshake-era versions answered here: those whose tool results the fast path writes as the SDK does
+(earlier ones have no structured content; their answers are the SDK's to shape)."""
+
 _ENVELOPE_KEYS = frozenset({"jsonrpc", "id", "method", "params"})
 _PARAMS = {"tools/call": frozenset({"name", "arguments", "_meta"}), "tools/list": frozenset({"_meta"})}
+"""The params a claimed request may carry (`_meta` only in the 2026-07-28 envelope)."""
 _PARAM_PREFIX = MCP_PARAM_HEADER_PREFIX.lower().encode()
 _JSON_HEADERS = [(b"content-type", b"application/json")]
 
@@ -141,14 +150,31 @@ class FastPath:
             return None
         if not isinstance(request_id, int | str) or isinstance(request_id, bool):
             return None
-        params = message.get("params")
+        params = message.get("params", {} if method == "tools/list" else None)
         if not isinstance(params, dict) or not params.keys() <= allowed:
-            return None
-        meta = params.get("_meta")
-        if not isinstance(meta, dict) or not meta.keys() <= ENVELOPE:
             return None
         headers = _headers(scope)
         if headers is None or not self._plain_middleware or spans_recorded():
+            return None
+        legacy = headers["mcp-protocol-version"] in LEGACY
+        version = self._legacy(params, headers) if legacy else self._modern(message, params, headers)
+        if version is None:
+            return None
+        try:
+            methods.validate_client_request(method, version, params)
+        except Exception:  # the SDK answers what its ladder refuses
+            return None
+        if method == "tools/list":
+            return Claim(request_id, method, version)
+        arguments = params.get("arguments")
+        return Claim(request_id, method, version, params["name"], arguments, headers.get("mcp-session-id"))
+
+    def _modern(self, message: dict[str, Any], params: dict[str, Any], headers: dict[str, str]) -> str | None:
+        """The version of a 2026-07-28 request the fast path answers, or None."""
+        meta = params.get("_meta")
+        if not isinstance(meta, dict) or not meta.keys() <= ENVELOPE:
+            return None
+        if not headers.get("content-type", "").lower().startswith("application/json"):
             return None
         verdict = classify_inbound_request(message, headers=headers)
         if (
@@ -156,34 +182,54 @@ class FastPath:
             or verdict.protocol_version not in MODERN_PROTOCOL_VERSIONS
         ):
             return None
-        version = verdict.protocol_version
-        try:
-            methods.validate_client_request(method, version, params)
-        except Exception:  # the SDK answers what its ladder refuses
-            return None
-        if method == "tools/list":
-            return Claim(request_id, method, version)
         capabilities = verdict.client_capabilities
         if (
-            isinstance(capabilities, Mapping)
+            message["method"] == "tools/call"
+            and isinstance(capabilities, Mapping)
             and capabilities.get("elicitation") is not None
             and self.answers.gw.gate.allows("elicitation")
         ):
             return None  # a pending call would ask its question through the SDK's elicitation round
-        arguments = params.get("arguments")
-        return Claim(request_id, method, version, params["name"], arguments, headers.get("mcp-session-id"))
+        return verdict.protocol_version
+
+    def _legacy(self, params: dict[str, Any], headers: dict[str, str]) -> str | None:
+        """The version of a handshake-era request the fast path answers, or None.
+
+        Stateless, such a request comes without the `initialize` of its connection, so its client
+        has declared no capabilities here: the SDK's server asks it nothing either.
+        """
+        if "_meta" in params:
+            return None  # a progress token, or anything else the SDK reads
+        content_type = headers.get("content-type", "")
+        # The SDK's transport checks the type exactly, its security check by prefix.
+        parts = [part.strip() for part in content_type.split(";")[0].split(",")]
+        if "application/json" not in parts or not content_type.lower().startswith("application/json"):
+            return None
+        return headers["mcp-protocol-version"]
 
     async def answer(self, claim: Claim, send: Send) -> None:
         """Answer `claim` on `send`: status, headers and body as the SDK's stateless JSON answer."""
+        modern = claim.version in MODERN_PROTOCOL_VERSIONS
         try:
-            result = await self._call(claim) if claim.method == "tools/call" else self._list(claim.version)
+            result = (
+                await self._call(claim, modern) if claim.method == "tools/call" else self._list(claim.version)
+            )
         except Exception as exc:  # as the SDK maps a handler's failure to the wire
-            error = types.JSONRPCError(jsonrpc="2.0", id=claim.request_id, error=modern_error_data(exc))
-            await _send(send, ERROR_CODE_HTTP_STATUS.get(error.error.code, 200), _dump(error))
+            if modern:
+                error = types.JSONRPCError(jsonrpc="2.0", id=claim.request_id, error=modern_error_data(exc))
+                await _send(send, ERROR_CODE_HTTP_STATUS.get(error.error.code, 200), _dump(error))
+            else:  # the handshake-era transport answers an error with 200, as a result
+                data = handler_exception_to_error_data(exc) or modern_error_data(exc)
+                error = types.JSONRPCError(jsonrpc="2.0", id=claim.request_id, error=data)
+                await _send_legacy(send, error.model_dump_json(by_alias=True, exclude_unset=True).encode())
             return
-        await _send(send, 200, {"jsonrpc": "2.0", "id": claim.request_id, "result": result})
+        body = {"jsonrpc": "2.0", "id": claim.request_id, "result": result}
+        if modern:
+            await _send(send, 200, body)
+        else:
+            await _send_legacy(send, pydantic_core.to_json(body))
 
-    async def _call(self, claim: Claim) -> dict[str, Any]:
+    async def _call(self, claim: Claim, modern: bool) -> dict[str, Any]:
         answers = self.answers
         principal = answers.principal()
         context = ToolContext(principal=principal, session_id=answers.session_of(claim.session))
@@ -192,9 +238,16 @@ class FastPath:
         if scope.cancelled_caught:  # cancelled by the client, which has stopped waiting
             raise MCPError(REQUEST_CANCELLED, "Request cancelled")
         shown = mcp.call_result(result)
-        # The 2026-07-28 surface's key order, as the SDK's result sieve writes it (tested both ways).
+        # The key order of the SDK's result sieve for each era (tested both ways, byte for byte).
+        content = [{"text": item["text"], "type": item["type"]} for item in shown["content"]]
+        if not modern:
+            return {
+                "content": content,
+                "isError": shown["isError"],
+                "structuredContent": shown["structuredContent"],
+            }
         return {
-            "content": [{"text": item["text"], "type": item["type"]} for item in shown["content"]],
+            "content": content,
             "isError": shown["isError"],
             "resultType": "complete",
             "structuredContent": shown["structuredContent"],
@@ -208,10 +261,14 @@ class FastPath:
             if (hint := self.server.cache_hints.get("tools/list")) is not None:
                 result = apply_cache_hint(result, hint)
             dumped = result.model_dump(by_alias=True, mode="json", exclude_none=True)
-            self._lists[version] = methods.serialize_server_result("tools/list", version, dumped)
-        shaped: dict[str, Any] = json.loads(json.dumps(self._lists[version]))  # the caller owns its copy
-        shaped["_meta"] = self._stamp
-        return shaped
+            shaped = methods.serialize_server_result("tools/list", version, dumped)
+            if version in MODERN_PROTOCOL_VERSIONS:
+                shaped.setdefault("resultType", "complete")
+            self._lists[version] = shaped
+        listed: dict[str, Any] = json.loads(json.dumps(self._lists[version]))  # the caller owns its copy
+        if version in MODERN_PROTOCOL_VERSIONS:
+            listed["_meta"] = self._stamp
+        return listed
 
 
 _READ = frozenset(
@@ -231,8 +288,7 @@ def _headers(scope: Scope) -> dict[str, str] | None:
             folded[name] = value.decode("latin-1")
         elif key.startswith(_PARAM_PREFIX):
             return None  # validated against the tool's schema by the SDK
-    content_type = folded.get("content-type", "").lower()
-    if "mcp-protocol-version" not in folded or not content_type.startswith("application/json"):
+    if "mcp-protocol-version" not in folded:
         return None
     return folded if _accepts_json(folded.get("accept", "")) else None
 
@@ -244,6 +300,13 @@ def _accepts_json(accept: str) -> bool:
 
 def _dump(message: types.JSONRPCError) -> dict[str, Any]:
     return message.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+async def _send_legacy(send: Send, data: bytes) -> None:
+    """A handshake-era transport's JSON answer: its headers in its order, the body as pydantic writes it."""
+    headers = [*_JSON_HEADERS, (b"content-length", str(len(data)).encode())]
+    await send({"type": "http.response.start", "status": 200, "headers": headers})
+    await send({"type": "http.response.body", "body": data})
 
 
 async def _send(send: Send, status: int, body: Mapping[str, Any]) -> None:
