@@ -1,7 +1,7 @@
 """Load on `gateway serve --transport http`, measured at the server, next to the SDK's own server.
 
     python -m benchmarks.mcp_load [--clients 50] [--seconds 5] [--rounds 3] [--sessions both|on|off]
-                                  [--http auto|h11|httptools] [--loop auto|asyncio|uvloop]
+                                  [--workers N] [--http auto|h11|httptools] [--loop auto|asyncio|uvloop]
 
 What a call costs the server, not its client. Each server (the gateway, and the MCP SDK's minimal
 server as the anchor: `benchmarks.mcp_anchor`) is started once as a subprocess on a loopback port;
@@ -12,12 +12,14 @@ then `tools/call` with fresh ids. The invoked tool does nothing (`benchmarks.noo
 
 The servers take turns, `--rounds` windows of `--seconds` each, so a load that changes on the
 machine falls on all of them alike. Per window: calls/s, p50 and p99 latency, and the server's CPU
-a call read from its own counters (/proc/PID/stat, every thread; start-up and capture excluded).
+a call read from its own counters (/proc/PID/stat, every thread, its workers' too with `--workers`;
+start-up and capture excluded).
 The figures are the medians over the windows. In-process `Gateway.call` of the same invocation at
 the same concurrency is the floor: the gateway's own work, with no MCP and no HTTP.
 
-Sessions off: a 2026-07-28 client (`mode="auto"`), stateless, plain JSON answers. Sessions on: a
-2025-11-25 client (`mode="legacy"`: initialize, then `Mcp-Session-Id`), SSE answers. Afterwards it
+Sessions off: a 2026-07-28 client (`mode="auto"`) and a 2025-11-25 client (`mode="legacy"`, which
+initializes and gets no session), stateless, plain JSON answers. Sessions on: a 2025-11-25 client
+(initialize, then `Mcp-Session-Id`), SSE answers. Afterwards it
 checks that every call succeeded and that every call that reached the gateway is in its audit log;
 exits 1 otherwise. Linux only (the CPU counters); nothing leaves the machine.
 """
@@ -48,6 +50,7 @@ from gateway.settings.loading import load_settings
 MAX_CLIENTS = 200
 MAX_SECONDS = 60.0
 MAX_ROUNDS = 10
+MAX_WORKERS = 8
 START_SECONDS = 60.0
 CATALOG = "benchmarks.noop_catalog:provide"
 ARGUMENTS = {"tool_name": "bench_noop", "parameters": {}}
@@ -67,9 +70,21 @@ def http_stack() -> str:
 
 
 def cpu_seconds(pid: int) -> float:
-    """User and system CPU of process `pid` (all its threads), from /proc/PID/stat."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / _TICKS
+    """User and system CPU of process `pid` (all its threads) and its children, from /proc/PID/stat.
+
+    The children are the workers of `gateway serve --workers`; a server without has none.
+    """
+    total = 0.0
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:  # it ended meanwhile
+            continue
+        if int(entry.name) == pid or int(fields[1]) == pid:
+            total += (int(fields[11]) + int(fields[12])) / _TICKS
+    return total
 
 
 @dataclass
@@ -107,6 +122,7 @@ class Target:
     windows: list[Window] = field(default_factory=list)
     replayers: list[Replayer] = field(default_factory=list)  # its clients, each keeping one session
     calls: int = 0  # every tools/call it answered: capture, warm-up and windows
+    warmup_errors: list[str] = field(default_factory=list)  # a client that broke then is gone after
 
     def start(self) -> None:
         self.proc = subprocess.Popen(
@@ -234,27 +250,40 @@ def audited(path: Path) -> int:
     return sum(1 for line in path.read_text().splitlines() if json.loads(line)["outcome"] == "executed")
 
 
-def targets(root: Path, sessions: list[bool], http: str, loop: str) -> list[Target]:
-    """The gateway and the anchor for each sessions setting, in the order they take turns.
+def targets(root: Path, sessions: list[bool], http: str, loop: str, workers: int = 1) -> list[Target]:
+    """The gateway and the anchor for each sessions setting and client, in the order they take turns.
 
-    Without sessions the gateway runs twice: with its fast path (the default) and with every
-    request through the SDK (`[serve] fast_path = false`), the baseline in the same run.
+    With sessions a 2025-11-25 client; without, a 2026-07-28 client and a 2025-11-25 one (which
+    initializes, gets no session and posts statelessly). For the 2026-07-28 client the gateway runs
+    again with every request through the SDK (`[serve] fast_path = false`), the baseline in the same
+    run, and with `workers` above 1 once more with that many workers. For the stateless 2025-11-25
+    client, the gateway's own SDK path is the baseline: the SDK's minimal server stops answering
+    such calls at 40 or more concurrent clients (every call waits out `CALL_SECONDS`).
     """
     env = {k: v for k, v in os.environ.items() if not k.startswith("GATEWAY_")}
     out = []
-    for on in sessions:
-        mode = "legacy" if on else "auto"
-        word = "on (2025-11-25 client)" if on else "off (2026-07-28 client)"
-        for fast in [True] if on else [True, False]:
-            name = ("sessions-on" if on else "sessions-off") + ("" if fast else "-sdk-path")
+    runs = [(True, "legacy")] if True in sessions else []
+    runs = ([(False, "auto"), (False, "legacy")] if False in sessions else []) + runs
+    for on, mode in runs:
+        client = "2025-11-25 client" if mode == "legacy" else "2026-07-28 client"
+        word = f"{'on' if on else 'off'} ({client})"
+        variants = [("", 1)] if on else [("", 1), ("sdk-path", 1)]
+        if (on, mode) == (False, "auto") and workers > 1:
+            variants.append(("workers", workers))
+        for variant, count in variants:
+            name = f"sessions-{'on' if on else 'off'}-{mode}" + (f"-{variant}" if variant else "")
             (root / name).mkdir(mode=0o700)
             config = root / name / "config.toml"
-            serve = f"sessions = {str(on).lower()}\n" + ("" if fast else "fast_path = false\n")
+            serve = f"sessions = {str(on).lower()}\nworkers = {count}\n"
+            serve += "fast_path = false\n" if variant == "sdk-path" else ""
             config.write_text(f'catalogs = ["{CATALOG}"]\ndata_dir = "{root / name}"\n\n[serve]\n{serve}')
             gateway = [sys.executable, "-m", "gateway.cli", "serve", "--config", str(config)]
             gateway += ["--transport", "http", "--host", "127.0.0.1", "--port", "0"]
-            label = f"gateway, sessions {word}" + ("" if fast else ", fast path off")
+            shown = {"": "", "sdk-path": ", fast path off", "workers": f", {count} workers"}[variant]
+            label = f"gateway, sessions {word}{shown}"
             out.append(Target(label, gateway, env, mode, data=root / name, sessions=on))
+        if (on, mode) == (False, "legacy"):
+            continue  # the SDK's minimal server stops answering this at 40 or more clients (docs/mcp.md#load)
         anchor = [sys.executable, "-m", "benchmarks.mcp_anchor", "--sessions", "on" if on else "off"]
         anchor += ["--http", http, "--loop", loop]
         out.append(Target(f"SDK minimal server, sessions {word}", anchor, env, mode, sessions=on))
@@ -266,13 +295,14 @@ async def run(args: argparse.Namespace, root: Path) -> bool:
     seconds = max(0.5, min(args.seconds, MAX_SECONDS))
     rounds = max(1, min(args.rounds, MAX_ROUNDS))
     sessions = {"both": [False, True], "on": [True], "off": [False]}[args.sessions]
-    servers = targets(root, sessions, args.http, args.loop)
+    servers = targets(root, sessions, args.http, args.loop, max(1, min(args.workers, MAX_WORKERS)))
     try:
         for target in servers:
             target.start()
             target.script = await capture(target.url, target.mode, ARGUMENTS)  # the SDK client, once
             target.calls += 1
-            await load(target, clients, min(1.0, seconds))  # warm up
+            warm = await load(target, clients, min(1.0, seconds))  # warm up
+            target.warmup_errors = warm.errors
         floor: list[Window] = []
         (root / "floor").mkdir(mode=0o700)
         floor_config = root / "floor" / "config.toml"  # an audit log of its own
@@ -287,7 +317,11 @@ async def run(args: argparse.Namespace, root: Path) -> bool:
         for target in servers:
             await asyncio.gather(*(r.close() for r in target.replayers))
             target.stop()
+    return report(servers, floor, clients, rounds, seconds)
 
+
+def report(servers: list[Target], floor: list[Window], clients: int, rounds: int, seconds: float) -> bool:
+    """Print the figures and comparisons; whether every call passed and was audited."""
     print(f"HTTP stack (uvicorn's choice, the gateway's and by default the anchor's): {http_stack()}")
     print(f"{clients} clients, {rounds} windows of {seconds:g} s each per server, taking turns; medians")
     print(f"{'':<54} {'calls/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'server CPU ms a call':>21}")
@@ -297,7 +331,16 @@ async def run(args: argparse.Namespace, root: Path) -> bool:
         print(f"{label:<54} {rate:>9,.0f} {p50:>8.2f} {p99:>8.2f} {cpu:>21.3f}")
     gateways = [t for t in servers if t.data is not None]
     for gateway in gateways:
-        anchor = next(t for t in servers if t.data is None and t.sessions == gateway.sessions)
+        anchor = next(
+            (
+                t
+                for t in servers
+                if t.data is None and (t.sessions, t.mode) == (gateway.sessions, gateway.mode)
+            ),
+            None,
+        )
+        if anchor is None:
+            continue
         g, a = summary(gateway.windows), summary(anchor.windows)
         if not (g[0] and a[0]):
             continue  # no call passed: the errors below say why
@@ -305,10 +348,20 @@ async def run(args: argparse.Namespace, root: Path) -> bool:
             f"{gateway.label.split(', ', 1)[1]}: the gateway's CPU a call is {g[3] / a[3]:.2f}x the SDK "
             f"server's, its throughput {g[0] / a[0]:.2f}x"
         )
+    for gateway in gateways:
+        baseline = next((t for t in gateways if t.label == f"{gateway.label}, fast path off"), None)
+        if baseline is not None and gateway.mode == "legacy" and summary(baseline.windows)[0]:
+            g, b = summary(gateway.windows), summary(baseline.windows)
+            print(
+                f"{gateway.label.split(', ', 1)[1]}: the fast path's CPU a call is {g[3] / b[3]:.2f}x the "
+                f"SDK path's, its throughput {g[0] / b[0]:.2f}x"
+            )
     ok = True
+    warmups = {t.label: t.warmup_errors for t in servers}
     for label, windows in rows:
-        errors = [e for w in windows for e in w.errors]
-        if errors:
+        errors = warmups.get(label, []) + [e for w in windows for e in w.errors]
+        if errors or not sum(w.calls for w in windows):
+            errors = errors or ["no call answered"]
             ok = False
             print(f"error: {label}: {len(errors)} failed calls, first: {errors[0]}")
     for gateway in gateways:
@@ -329,6 +382,12 @@ def main() -> None:
     )
     parser.add_argument("--rounds", type=int, default=3, help=f"windows per server (at most {MAX_ROUNDS})")
     parser.add_argument("--sessions", choices=["both", "on", "off"], default="both")
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help=f"also run the gateway without sessions with this many workers (at most {MAX_WORKERS})",
+    )
     parser.add_argument("--http", default="auto", help="the anchor's uvicorn HTTP implementation")
     parser.add_argument("--loop", default="auto", help="the anchor's uvicorn event loop")
     args = parser.parse_args()

@@ -12,25 +12,32 @@ import socket
 from ..errors import UserError
 
 
-def listening_socket(host: str, port: int, *, setting: str) -> socket.socket:
+def listening_socket(host: str, port: int, *, setting: str, reuse_port: bool = False) -> socket.socket:
     """A socket bound to `host`:`port` and listening; `port` 0 picks a free one.
 
     Args:
         host: the address to bind (an IPv6 address contains a colon).
         port: the port.
         setting: the setting that names the port, for the message (e.g. "[serve] port").
+        reuse_port: share the port with the other sockets bound to it with `SO_REUSEPORT` (a
+            worker of `gateway serve --workers`).
 
     Raises:
         UserError: the address is in use, or cannot be bound here.
     """
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     try:
-        return socket.create_server((host, port), family=family)
+        return socket.create_server((host, port), family=family, reuse_port=reuse_port)
     except OSError as exc:
-        where = f"[{host}]:{port}" if family == socket.AF_INET6 else f"{host}:{port}"
-        if exc.errno == errno.EADDRINUSE:
-            raise UserError(
-                f"{where} is already in use (another gateway serve or console?): stop it, or pass "
-                f"--port with another port ({setting}; 0 picks a free one)"
-            ) from None
-        raise UserError(f"cannot listen on {where}: {exc.strerror or exc}") from None
+        raise bind_error(exc, host, port, setting=setting) from None
+
+
+def bind_error(exc: OSError, host: str, port: int, *, setting: str) -> UserError:
+    """What to tell the operator when `host`:`port` cannot be bound."""
+    where = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    if exc.errno == errno.EADDRINUSE:
+        return UserError(
+            f"{where} is already in use (another gateway serve or console?): stop it, or pass "
+            f"--port with another port ({setting}; 0 picks a free one)"
+        )
+    return UserError(f"cannot listen on {where}: {exc.strerror or exc}")

@@ -18,7 +18,7 @@ import contextlib
 import logging
 import socket
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
 from mcp.server import Server
@@ -184,31 +184,55 @@ async def serve_http(
     *,
     console: Any = None,
     routes: list[Route] | None = None,
+    ready: Callable[[], None] | None = None,
 ) -> None:
+    """Serve `server` on `sock` until stopped; `ready` (a worker's) instead of saying where it listens."""
     import uvicorn
 
-    path = settings.serve.path
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
     # asyncio sets TCP_NODELAY only on sockets whose proto is IPPROTO_TCP, and create_server leaves
     # it 0; without it each keep-alive response waits out the client's delayed ACK (about 40 ms).
     # Accepted sockets inherit the option from the listening one.
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     bound = sock.getsockname()[1]
-    shown = f"[{host}]" if family == socket.AF_INET6 else host
-    url = f"http://{shown}:{bound}{path}"
-    app = http_app(server, settings, host, url, verifier, console=console, routes=routes)
-    if verifier is None and host not in LOOPBACK_BINDS:
+    app = http_app(
+        server, settings, host, url_of(settings, host, bound), verifier, console=console, routes=routes
+    )
+    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")
+    if ready is None:
+        announce(settings, host, bound, tokens=verifier is not None, console=console is not None)
+    else:
+        ready()
+    await uvicorn.Server(config).serve(sockets=[sock])
+
+
+def url_of(settings: Settings, host: str, port: int) -> str:
+    """The MCP endpoint's address when serving on `host`:`port`."""
+    shown = f"[{host}]" if ":" in host else host
+    return f"http://{shown}:{port}{settings.serve.path}"
+
+
+def announce(
+    settings: Settings, host: str, port: int, *, tokens: bool, console: bool, workers: Sequence[int] = ()
+) -> None:
+    """Say on stderr where the server listens (its console too), and how to approve calls.
+
+    `tokens`: whether static bearer tokens are configured (without, a bind off loopback is warned of).
+    `workers`: the process ids of `gateway serve --workers`, when this is their parent.
+    """
+    if not tokens and host not in LOOPBACK_BINDS:
         log.warning(
             "serving on %s without tokens: anyone who can reach it acts as %s", host, settings.principal
         )
-    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")
-    print(f"gateway: serving MCP on {url}", file=sys.stderr, flush=True)
-    if console is not None:
+    if workers:
+        pids = ", ".join(str(pid) for pid in workers)
+        print(f"gateway: {len(workers)} workers share the port (pids {pids})", file=sys.stderr, flush=True)
+    print(f"gateway: serving MCP on {url_of(settings, host, port)}", file=sys.stderr, flush=True)
+    if console:
+        shown = f"[{host}]" if ":" in host else host
         print(
-            f"gateway: console on http://{shown}:{bound}/console/{sign_in_hint(settings)}",
+            f"gateway: console on http://{shown}:{port}/console/{sign_in_hint(settings)}",
             file=sys.stderr,
             flush=True,
         )
     if (hint := approval_hint(settings)) is not None:
         print(hint, file=sys.stderr, flush=True)
-    await uvicorn.Server(config).serve(sockets=[sock])

@@ -21,7 +21,7 @@ import signal
 import sys
 import threading
 import uuid
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import replace
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
@@ -36,6 +36,7 @@ from mcp.shared.exceptions import MCPError
 
 from ..context import Principal, ToolContext
 from ..engine import Gateway
+from ..errors import UserError
 from ..gate.stores import resolve_auto_store
 from ..named_toolsets import confine
 from ..rendering import ShownFormatter, safe_text
@@ -49,9 +50,10 @@ from .mcp_calls import REQUEST_CANCELLED, RunningCalls, register, with_progress
 from .mcp_elicitation import Elicitation
 from .mcp_fast import FastPath
 from .mcp_fast import register as register_fast
-from .mcp_http import serve_http
+from .mcp_http import announce, serve_http
 from .mcp_stdio import checked_stdio
 from .mcp_toolsets import ToolsetServer, bound_token, confined, token_entries, token_toolsets
+from .mcp_workers import Worker, refusal, serve_workers
 from .oauth import MappedToken, check_resource
 from .origins import allowed_hosts
 
@@ -235,10 +237,14 @@ def serve(
     port: int | None = None,
     environ: Mapping[str, str] | None = None,
     console: Callable[[Gateway], Any] | None = None,
+    argv: Sequence[str] = (),
+    worker: Worker | None = None,
 ) -> int:
     """Serve until stopped (end of stdin, or SIGINT/SIGTERM for HTTP). Returns the exit status.
 
-    Over HTTP, `console` (given the gateway, an ASGI application) is mounted at `/console`.
+    Over HTTP, `console` (given the gateway, an ASGI application) is mounted at `/console`. With
+    `[serve] workers` above 1 this process supervises that many workers (`mcp_workers.py`), each
+    started with the command line `argv` and served here as `worker`.
 
     With the default confirmation store ("auto"), pending calls live in a SQLite file in the data
     directory, so `gateway pending` and `gateway approve ID` answer them from another terminal.
@@ -259,10 +265,23 @@ def serve(
     stderr = logging.StreamHandler(sys.stderr)  # a logged name or message may come from a client
     stderr.setFormatter(ShownFormatter("gateway: %(levelname)s %(message)s"))
     logging.basicConfig(level=logging.WARNING, handlers=[stderr])
-    # Bound before the catalogs load, so a port in use is said at once.
     port = settings.serve.port if port is None else port
+    bind = host or settings.serve.host
+    if worker is None and settings.serve.workers > 1:
+        if (why := refusal(settings, transport)) is not None:
+            raise UserError(why)
+
+        def banner(bound: int, pids: list[int]) -> None:
+            announce(settings, bind, bound, tokens=bool(digests), console=console is not None, workers=pids)
+
+        return serve_workers(
+            settings, argv, count=settings.serve.workers, host=bind, port=port, banner=banner
+        )
+    if worker is not None:
+        worker.watch_parent()
+    # Bound before the catalogs load, so a port in use is said at once.
     sock = (
-        listening_socket(host or settings.serve.host, port, setting="[serve] port")
+        listening_socket(bind, port, setting="[serve] port", reuse_port=worker is not None)
         if transport == "http"
         else None
     )
@@ -277,9 +296,10 @@ def serve(
             app = console(gw) if console is not None else None
             routes = [metrics_route(gw.telemetry, settings, environ)]
             verifier = TokenVerifier(digests, token_toolsets(settings, environ)) if digests else None
-            run = functools.partial(serve_http, console=app, routes=routes)
+            ready = worker.ready if worker is not None else None
+            run = functools.partial(serve_http, console=app, routes=routes, ready=ready)
             assert sock is not None
-            anyio.run(run, server, settings, host or settings.serve.host, sock, verifier)
+            anyio.run(run, server, settings, bind, sock, verifier)
     return 0
 
 

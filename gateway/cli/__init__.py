@@ -51,6 +51,7 @@ READ_ONLY = frozenset({"discover", "schema", "catalog", "index", "tools", "pendi
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)  # what a worker of `serve --workers` runs
     try:
         with progress_on_stderr():
             return _command(args)
@@ -145,7 +146,20 @@ def _serve(settings: Settings, args: argparse.Namespace) -> int:
         AT_TOOLSET.set(frozenset({args.toolset}))  # every request is served in it, at every endpoint
     http = (args.transport or settings.serve.transport) == "http"
     mount = console.mountable(settings) if http else None
-    return serve(settings, transport=args.transport, host=args.host, port=args.port, console=mount)
+    worker = None
+    if args.worker_pipes is not None:
+        from ..adapters.mcp_workers import Worker
+
+        worker = Worker.parse(args.worker_pipes)
+    return serve(
+        settings,
+        transport=args.transport,
+        host=args.host,
+        port=args.port,
+        console=mount,
+        argv=args.argv,
+        worker=worker,
+    )
 
 
 def _without_an_unwritable_audit_log(settings: Settings, command: str) -> tuple[Settings, str | None]:

@@ -140,6 +140,13 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--toolset", metavar="NAME", help="serve only the tools of this [[toolsets]] entry, to every client"
     )
+    serve.add_argument(
+        "--workers",
+        type=int,
+        metavar="N",
+        help="HTTP: N processes on one port, each a whole gateway (needs sessions off; docs/mcp.md#workers)",
+    )
+    serve.add_argument("--worker-pipes", help=argparse.SUPPRESS)  # how a worker reaches its parent
     console.add_arguments(
         sub.add_parser(
             "console", parents=[common], help="the operator console in a web page (docs/console.md)"
@@ -181,5 +188,6 @@ def _settings(args: argparse.Namespace) -> Settings:
             # `serve --code`, `chat --code`; `--code-only` is code mode too
             "code.enabled": True if getattr(args, "code_only", None) else getattr(args, "code", None),
             "code.only": getattr(args, "code_only", None),
+            "serve.workers": getattr(args, "workers", None),
         },
     )

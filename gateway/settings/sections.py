@@ -230,6 +230,9 @@ class ServeSettings(Section):
     # Without sessions, plain 2026-07-28 tools/call and tools/list answered without the SDK's dispatch
     # (adapters/mcp_fast.py); false sends every request through the SDK
     fast_path: bool = True
+    # Processes serving one port (SO_REUSEPORT), each a whole gateway on the shared stores; needs
+    # sessions = false and no state in memory (adapters/mcp_workers.py, docs/mcp.md#workers)
+    workers: int = Field(1, ge=1, le=64)
 
 
 class ConsoleSettings(Section):

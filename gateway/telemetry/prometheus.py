@@ -1,11 +1,14 @@
 """The gateway's metrics for a Prometheus scrape, kept with the official client (the `otel` extra).
 
 A registry of its own, so two gateways in one process (tests, a host) never share counters, and
-nothing of the client's default process metrics leaks into the page unless asked for.
+nothing of the client's default process metrics leaks into the page unless asked for. A worker of
+`gateway serve --workers` runs in the client's multiprocess mode (`PROMETHEUS_MULTIPROC_DIR`, set by
+its parent): its counts go to files there, and a scrape of any worker reads every worker's.
 """
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -43,8 +46,9 @@ class PrometheusMetrics:
             buckets=buckets,
             registry=self.registry,
         )
-        if pending is not None:
-            self.registry.register(_Pending(pending))
+        self._pending = _Pending(pending) if pending is not None else None
+        if self._pending is not None:
+            self.registry.register(self._pending)
         # The two series of each (kind, tool, outcome), as `labels` finds them (under its lock, each
         # time); as many as the metrics themselves keep (unknown tools share one name).
         self._series: dict[tuple[str, str, str], tuple[Any, Any]] = {}
@@ -63,7 +67,20 @@ class PrometheusMetrics:
         Prometheus' text format 0.0.4 unless the header names a newer one or OpenMetrics.
         """
         encode, content_type = choose_encoder(accept)
-        return encode(self.registry), content_type
+        return encode(self._scraped()), content_type
+
+    def _scraped(self) -> CollectorRegistry:
+        """This process's registry, or with workers one that reads every worker's files."""
+        shared = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
+        if not shared:
+            return self.registry
+        from prometheus_client.multiprocess import MultiProcessCollector
+
+        registry = CollectorRegistry()
+        MultiProcessCollector(registry, path=shared)  # type: ignore[no-untyped-call]
+        if self._pending is not None:
+            registry.register(self._pending)
+        return registry
 
 
 class PrometheusTelemetry(Telemetry):
