@@ -2,7 +2,7 @@
 
 One Starlette application holds MCP (Streamable HTTP at `[serve] path`), the extra routes
 (`/metrics`) and the console (`/console`), all behind one Host and Origin check
-(`origins.HostOriginGuard`). MCP messages are checked first (`jsonrpc_checks.JsonRpcGuard`).
+(`origins.HostOriginGuard`); only the probes `/healthz` and `/readyz` answer before it (`health`). MCP messages are checked first (`jsonrpc_checks.JsonRpcGuard`).
 
 With sessions (`[serve] sessions`, the default) a handshake-era client gets an `Mcp-Session-Id`
 bound to its token's identity, and every answer is an SSE stream, which can carry an elicitation
@@ -36,6 +36,7 @@ from starlette.routing import Mount, Route
 from ..runtime import toolsets_from
 from ..settings.loading import Settings
 from .admin import approval_hint, sign_in_hint
+from .health import Health, Readiness, redis_stores
 from .jsonrpc_checks import JsonRpcGuard
 from .mcp_calls import running_calls
 from .mcp_fast import FastPath, fast_path
@@ -70,7 +71,8 @@ def http_app(
         console: the console application to mount at `/console`.
         routes: more routes, e.g. `/metrics`.
 
-    Every route sits behind one Host and Origin check (`origins.HostOriginGuard`).
+    Every route sits behind one Host and Origin check (`origins.HostOriginGuard`), but for the
+    probes `/healthz` and `/readyz` (`health.Health`).
 
     Raises:
         UserError: bound to every address with no `[serve] allowed_hosts`.
@@ -128,7 +130,10 @@ def http_app(
     if console is not None:  # the operator console, on the same port (docs/console.md)
         app.router.routes.append(Mount("/console", app=console))
     guarded = ScopeChallenge(app, oauth.scopes) if oauth is not None and oauth.scopes else app
-    return HostOriginGuard(guarded, hosts, settings.serve.allowed_origins)
+    # The probes answer by address, before the Host check (`health.py`: they hold nothing else).
+    return Health(
+        HostOriginGuard(guarded, hosts, settings.serve.allowed_origins), Readiness(redis_stores(settings))
+    )
 
 
 def _check_messages(
