@@ -17,7 +17,7 @@ import logging
 import math
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from typing import Any, ClassVar, Literal, NamedTuple, Protocol
@@ -437,7 +437,7 @@ class Limiter:
         self.on_error = on_error
         self.clock = clock
         self._threaded = not isinstance(self.backend, MemoryBackend)  # a network round trip
-        self.reclaim: Callable[[], None] = lambda: None
+        self.reclaim: Callable[[], Awaitable[None]] = _nothing_to_reclaim
         """Called before a call is counted: the Gateway declines the held calls that expired
         unanswered, whose calls are then given back (`ConfirmationGate.sweep`)."""
         self._down = False
@@ -457,7 +457,7 @@ class Limiter:
         matched = [limit for limit in self.limits if limit.applies(d, principal)]
         if not matched or (redeeming and d.is_destructive):
             return NOTHING_TAKEN
-        self.reclaim()
+        await self.reclaim()
         now = self.clock()
         if self._threaded:
             refusal = await asyncio.to_thread(self._take, matched, principal, now)
@@ -532,6 +532,10 @@ class Limiter:
     def close(self) -> None:
         """Release the backend's connections."""
         self.backend.close()
+
+
+async def _nothing_to_reclaim() -> None:
+    """A limiter's `reclaim` until a gateway gives it its gate's sweep: nothing is held."""
 
 
 def _may_apply(limit: Limit, principal: Principal) -> bool:

@@ -455,13 +455,26 @@ class ConfirmationGate:
         """Host side: decline a pending call (any channel may decline)."""
         return self._never_runs(pending_id, ("pending",))
 
-    def sweep(self, every: float = SWEEP_SECONDS) -> None:
+    async def sweep(self, every: float = SWEEP_SECONDS) -> None:
         """Decline the held calls that expired unanswered (at most once every `every` seconds), so that
-        what they counted is given back (`unused`) even when nobody tries to redeem them."""
+        what they counted is given back (`unused`) even when nobody tries to redeem them.
+
+        The store is read off the event loop, as every call's store work is; a store that does not
+        answer costs this sweep (the next one, `every` seconds on, tries again), never the call
+        that was about to be counted.
+        """
         now = self._clock()
         if now - self._swept < every:
             return
         self._swept = now
+        try:
+            await self._io(self._decline_expired, now)
+        except StoreUnavailable as exc:
+            log.warning(
+                "the confirmation store is not answering; expired held calls wait for the next sweep: %s", exc
+            )
+
+    def _decline_expired(self, now: float) -> None:
         for record in self.store.pending():
             if record.pending.expires_at < now:
                 self._never_runs(record.pending.pending_id, ("pending",))
