@@ -6,7 +6,7 @@ One line per step on stderr: done now, already there (skipped), or not possible 
 the command that would enable the tests that need it (they skip, saying the same command). Nothing
 fails for a missing download: a machine without root or a registry still runs every other test.
 
-Steps: Debian's redis-server and chromium (as root, with apt-get), the published OpenAPI descriptions
+Steps: Debian's redis-server, haproxy and chromium (as root, with apt-get), the published OpenAPI descriptions
 (`npm pack`, hashed by the package lock of npm's registry), the OpenID provider and the MCP clients
 (`npm ci` from their locks), and the dense layer's model files (their published hashes).
 """
@@ -60,6 +60,12 @@ STEPS = (
         lambda: shutil.which("redis-server") is not None,
         _apt("redis-server"),
         "sudo apt-get install redis-server",
+    ),
+    Step(
+        "Debian's haproxy, the router of the deployment's fault test",
+        lambda: shutil.which("haproxy") is not None or Path("/usr/sbin/haproxy").exists(),
+        _apt("haproxy"),
+        "sudo apt-get install haproxy",
     ),
     Step(
         "Debian's chromium, for the console's browser tests",
