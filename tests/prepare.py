@@ -6,9 +6,10 @@ One line per step on stderr: done now, already there (skipped), or not possible 
 the command that would enable the tests that need it (they skip, saying the same command). Nothing
 fails for a missing download: a machine without root or a registry still runs every other test.
 
-Steps: Debian's redis-server, haproxy and chromium (as root, with apt-get), the published OpenAPI descriptions
-(`npm pack`, hashed by the package lock of npm's registry), the OpenID provider and the MCP clients
-(`npm ci` from their locks), and the dense layer's model files (their published hashes).
+Steps: Debian's redis-server, haproxy, the image's tools and chromium (as root, with apt-get), the
+published OpenAPI descriptions (`npm pack`, hashed by the package lock of npm's registry), the
+OpenID provider and the MCP clients (`npm ci` from their locks), and the dense layer's model files
+(their published hashes).
 """
 
 from __future__ import annotations
@@ -22,6 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tests import mcp_clients, model_files, oidc_provider, openapi_specs
+
+IMAGE_TOOLS = ("debootstrap", "buildah", "podman", "runc")
+"""What `scripts/image` builds the image with, and its test runs it with (Debian's packages)."""
 
 
 class NotHere(Exception):
@@ -37,12 +41,12 @@ class Step:
     """The command that enables the tests needing this step, where it could not be done."""
 
 
-def _apt(package: str) -> Callable[[], None]:
+def _apt(*packages: str) -> Callable[[], None]:
     def install() -> None:
         if os.geteuid() != 0 or shutil.which("apt-get") is None:
             raise NotHere("needs root and apt-get")
         env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-        for argv in (["apt-get", "update", "-qq"], ["apt-get", "install", "-y", "-qq", package]):
+        for argv in (["apt-get", "update", "-qq"], ["apt-get", "install", "-y", "-qq", *packages]):
             done = subprocess.run(argv, env=env, capture_output=True, text=True, check=False)
             if done.returncode != 0:
                 raise NotHere(f"{' '.join(argv[:2])} failed: {done.stderr.strip()[-200:]}")
@@ -66,6 +70,12 @@ STEPS = (
         lambda: shutil.which("haproxy") is not None or Path("/usr/sbin/haproxy").exists(),
         _apt("haproxy"),
         "sudo apt-get install haproxy",
+    ),
+    Step(
+        "Debian's debootstrap, buildah, podman and runc, to build and run the container image",
+        lambda: all(shutil.which(tool) or Path(f"/usr/sbin/{tool}").exists() for tool in IMAGE_TOOLS),
+        _apt(*IMAGE_TOOLS),
+        f"sudo apt-get install {' '.join(IMAGE_TOOLS)}",
     ),
     Step(
         "Debian's chromium, for the console's browser tests",
