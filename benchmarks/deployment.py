@@ -7,7 +7,8 @@ What runs (docs/deployment.md says how to run the same on machines): a `redis-se
 append-only file synced at every write (what a restart must not lose), `--replicas` `gateway serve
 --transport http` processes with sessions, each with its own data directory and audit log, every
 store in that Redis (pending confirmations, rate limits, learning), and Debian's HAProxy in front,
-routing by `Mcp-Session-Id` learnt from replies (docs/mcp.md) and probing each replica's `/readyz`.
+with `deploy/haproxy.cfg` (its bind and server lines put on loopback): routing by `Mcp-Session-Id`
+learnt from replies and probing each replica's `/readyz`.
 
 `--clients` clients open sessions through the router and call `deploy_echo` back to back, each call
 with a mark of its own. A client whose call fails (its replica gone: a reset connection, a 404 for
@@ -64,6 +65,7 @@ APPROVALS = 6
 LEASE_SECONDS = 3.0  # how long a killed replica's paused programs count as running (the least allowed)
 CATALOG = "benchmarks.deployment_catalog:provide"
 MARK = "MARK-PLACEHOLDER"
+REPOSITORY = Path(__file__).resolve().parents[1]
 
 
 @dataclass
@@ -165,23 +167,15 @@ def replica(root: Path, index: int, config: Path, port: int) -> Process:
 
 
 def haproxy_config(root: Path, port: int, replicas: list[int]) -> Path:
-    """HAProxy routing by the session id learnt from replies, and probing each replica's /readyz."""
-    servers = "\n".join(
-        f"    server r{i} 127.0.0.1:{p} check inter 500ms fall 2 rise 2" for i, p in enumerate(replicas)
-    )
+    """deploy/haproxy.cfg, the router operators run, on loopback: its bind and server lines replaced."""
+    shipped = (REPOSITORY / "deploy" / "haproxy.cfg").read_text().splitlines()
+    kept = [line for line in shipped if not line.strip().startswith("server ")]
+    if "    bind :8765" not in kept:
+        raise SystemExit("deploy/haproxy.cfg has no `bind :8765` line to put on loopback")
+    kept[kept.index("    bind :8765")] = f"    bind 127.0.0.1:{port}"
+    kept += [f"    server r{i} 127.0.0.1:{p} check inter 500ms fall 2 rise 2" for i, p in enumerate(replicas)]
     path = root / "haproxy.cfg"
-    path.write_text(
-        "global\n    maxconn 4096\n\n"
-        "defaults\n    mode http\n    timeout connect 2s\n    timeout client 60s\n    timeout server 60s\n"
-        "    option redispatch\n    retries 2\n\n"
-        f"frontend mcp\n    bind 127.0.0.1:{port}\n    default_backend gateway\n\n"
-        "backend gateway\n    balance roundrobin\n    option httpchk GET /readyz\n"
-        "    http-check expect status 200\n"
-        "    stick-table type string len 64 size 1m expire 30m\n"
-        "    stick store-response res.hdr(mcp-session-id)\n"
-        "    stick match req.hdr(mcp-session-id)\n"
-        f"{servers}\n"
-    )
+    path.write_text("\n".join(kept) + "\n")
     return path
 
 
