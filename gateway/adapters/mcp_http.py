@@ -14,6 +14,7 @@ session answers only at the endpoint that opened it (`mcp_session_endpoints`).
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import socket
@@ -202,12 +203,23 @@ async def serve_http(
     app = http_app(
         server, settings, host, url_of(settings, host, bound), verifier, console=console, routes=routes
     )
-    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")
+    stop = settings.serve.stop_seconds  # then running calls are cancelled, each audited (engine)
+    logging.getLogger("uvicorn.error").addFilter(_no_traceback_for_a_stop)
+    config = uvicorn.Config(
+        app, log_level="warning", access_log=False, lifespan="on", timeout_graceful_shutdown=stop
+    )
     if ready is None:
         announce(settings, host, bound, tokens=verifier is not None, console=console is not None)
     else:
         ready()
     await uvicorn.Server(config).serve(sockets=[sock])
+
+
+def _no_traceback_for_a_stop(record: logging.LogRecord) -> bool:
+    """Drop uvicorn's traceback of a request it cancelled as it stopped: its line before says how
+    many it cancelled, and each call's audit line says cancelled."""
+    error = record.exc_info[1] if record.exc_info else None
+    return not (isinstance(error, asyncio.CancelledError) and "graceful shutdown" in str(error))
 
 
 def url_of(settings: Settings, host: str, port: int) -> str:

@@ -44,8 +44,8 @@ from ..settings.loading import Settings
 METRICS_DIR = "PROMETHEUS_MULTIPROC_DIR"
 """The environment variable that puts the Prometheus client of each worker in multiprocess mode."""
 
-STOP_SECONDS = 30.0
-"""How long the parent waits for its workers to stop on SIGTERM before it kills them."""
+STOP_MARGIN_SECONDS = 5.0
+"""How long past `[serve] stop_seconds` the parent waits for its workers to stop before it kills them."""
 
 RESTARTS = 5
 """Restarts within `RESTART_WINDOW` seconds after which the parent gives up and stops."""
@@ -124,6 +124,7 @@ class _Supervisor:
     env: dict[str, str]
     children: dict[int, _Child] = field(default_factory=dict)
     restarts: list[float] = field(default_factory=list)
+    stop_seconds: float = 30.0  # how long a stopping worker may take before it is killed
     stopping: int | None = None  # the signal that stops the server
     announced: bool = False
 
@@ -201,7 +202,7 @@ class _Supervisor:
         for child in self.children.values():
             with contextlib.suppress(ProcessLookupError):
                 child.process.send_signal(signal.SIGTERM)
-        deadline = time.monotonic() + STOP_SECONDS
+        deadline = time.monotonic() + self.stop_seconds
         for child in self.children.values():
             try:
                 child.process.wait(max(0.0, deadline - time.monotonic()))
@@ -262,7 +263,12 @@ def serve_workers(
     wakeup.setblocking(False)
     notify.setblocking(False)
     supervisor = _Supervisor(
-        argv, bound, count, lambda pids: banner(bound, pids), env={**os.environ, METRICS_DIR: metrics}
+        argv,
+        bound,
+        count,
+        lambda pids: banner(bound, pids),
+        env={**os.environ, METRICS_DIR: metrics},
+        stop_seconds=settings.serve.stop_seconds + STOP_MARGIN_SECONDS,
     )
 
     def stop(signum: int, frame: object) -> None:

@@ -94,6 +94,7 @@ ENVIRONMENT: Mapping[str, str] = {
     "GATEWAY_SERVE_SESSIONS": "serve.sessions",
     "GATEWAY_SERVE_FAST_PATH": "serve.fast_path",
     "GATEWAY_SERVE_WORKERS": "serve.workers",
+    "GATEWAY_SERVE_STOP_SECONDS": "serve.stop_seconds",
     "GATEWAY_CONSOLE_HOST": "console.host",
     "GATEWAY_CONSOLE_PORT": "console.port",
     "GATEWAY_OTLP_ENDPOINT": "telemetry.otlp_endpoint",

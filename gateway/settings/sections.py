@@ -233,6 +233,10 @@ class ServeSettings(Section):
     # Processes serving one port (SO_REUSEPORT), each a whole gateway on the shared stores; needs
     # sessions = false and no state in memory (adapters/mcp_workers.py, docs/mcp.md#workers)
     workers: int = Field(1, ge=1, le=64)
+    # On SIGTERM: new connections are refused at once; calls still running this long after are
+    # cancelled, each audited as cancelled, and the server stops (keep it below an orchestrator's
+    # grace period, e.g. Kubernetes' 30 s default)
+    stop_seconds: int = Field(25, ge=1, le=3600)
 
 
 class ConsoleSettings(Section):

@@ -247,3 +247,41 @@ def test_in_a_session_a_cancel_stops_that_sessions_call_not_anothers_with_the_sa
     assert text_of(results["b"]) == {"released": True}, text_of(results["b"])
     assert text_of(results["report"]) == {"cancelled": True, "finished": False}
     assert sorted(audit_outcomes(tmp_path, "slow_wait")) == ["cancelled", "executed"]
+
+
+def test_a_stopping_server_cancels_what_still_runs_after_stop_seconds_audits_it_and_exits_cleanly(
+    tmp_path: Path,
+) -> None:
+    """SIGTERM: no new connection is taken; a call still running `[serve] stop_seconds` later is
+    cancelled (its tool sees the cancellation, the audit log says cancelled) and the server ends 0."""
+    headers = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-11-25"}
+    config = _config(tmp_path)
+    config.write_text(config.read_text() + "\n[serve]\nsessions = false\nstop_seconds = 1\n")
+    outcome: dict[str, Any] = {}
+
+    def call(request_id: int, arguments: dict[str, Any]) -> dict[str, Any]:
+        params = {"name": "invoke_tool", "arguments": arguments}
+        return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
+
+    with http_server(config) as server:
+
+        async def scenario() -> None:
+            async with (
+                httpx.AsyncClient(headers=headers, timeout=60) as http,
+                anyio.create_task_group() as tg,
+            ):
+
+                async def wait() -> None:
+                    try:
+                        outcome["wait"] = (await http.post(server.url, json=call(1, WAIT))).status_code
+                    except httpx.HTTPError as exc:  # the server ended the connection as it stopped
+                        outcome["wait"] = type(exc).__name__
+
+                tg.start_soon(wait)
+                assert (await http.post(server.url, json=call(2, STARTED))).status_code == 200
+                server.proc.terminate()  # SIGTERM while slow_wait waits for a release that never comes
+
+        anyio.run(scenario)
+        assert server.proc.wait(timeout=60) == 0
+    assert outcome["wait"] != 200  # it was not answered as if it had finished
+    assert audit_outcomes(tmp_path, "slow_wait") == ["cancelled"]
