@@ -158,7 +158,14 @@ class _Supervisor:
                     wakeup.recv(4096)
             for fd in readable:
                 if fd in waiting and os.read(fd, 1):
-                    waiting[fd].ready = True
+                    child = waiting[fd]
+                    child.ready = True
+                    if self.announced:  # a worker started again in place of one that died
+                        print(
+                            f"gateway: worker {child.index + 1} (pid {child.process.pid}) listens again",
+                            file=sys.stderr,
+                            flush=True,
+                        )
             if not self.announced and all(c.ready for c in self.children.values()):
                 self.announced = True
                 self.banner([c.process.pid for c in self.children.values()])
