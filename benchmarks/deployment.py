@@ -451,6 +451,8 @@ async def scenario(
             spend_quota(deployment.url, seconds, start, seen),
         )
         elapsed = max(agent.finished for agent in agents) - start  # the load's own time
+        # Redis may be back only just: the replicas are ready again once the router has seen it.
+        await asyncio.to_thread(wait_ready, deployment.url.replace("/mcp", "/readyz"))
 
         for mark in list(seen.pending)[APPROVALS // 2 :]:
             host.approve(seen.pending[mark])

@@ -2,7 +2,8 @@
 
 One Starlette application holds MCP (Streamable HTTP at `[serve] path`), the extra routes
 (`/metrics`) and the console (`/console`), all behind one Host and Origin check
-(`origins.HostOriginGuard`); only the probes `/healthz` and `/readyz` answer before it (`health`). MCP messages are checked first (`jsonrpc_checks.JsonRpcGuard`).
+(`origins.HostOriginGuard`); only the probes `/healthz` and `/readyz` answer before it (`health`).
+MCP messages are checked first (`jsonrpc_checks.JsonRpcGuard`).
 
 With sessions (`[serve] sessions`, the default) a handshake-era client gets an `Mcp-Session-Id`
 bound to its token's identity, and every answer is an SSE stream, which can carry an elicitation
