@@ -6,7 +6,8 @@ One line per step on stderr: done now, already there (skipped), or not possible 
 the command that would enable the tests that need it (they skip, saying the same command). Nothing
 fails for a missing download: a machine without root or a registry still runs every other test.
 
-Steps: Debian's redis-server, haproxy, the image's tools and chromium (as root, with apt-get), the
+Steps: Debian's redis-server, haproxy, the image's tools and chromium (as root, with apt-get), what
+the container image builds from (Debian's packages by debootstrap, the locked wheels), the
 published OpenAPI descriptions (`npm pack`, hashed by the package lock of npm's registry), the
 OpenID provider and the MCP clients (`npm ci` from their locks), and the dense layer's model files
 (their published hashes).
@@ -14,6 +15,7 @@ OpenID provider and the MCP clients (`npm ci` from their locks), and the dense l
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import subprocess
@@ -26,6 +28,25 @@ from tests import mcp_clients, model_files, oidc_provider, openapi_specs
 
 IMAGE_TOOLS = ("debootstrap", "buildah", "podman", "runc")
 """What `scripts/image` builds the image with, and its test runs it with (Debian's packages)."""
+
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def image_fetched() -> bool:
+    """Whether `scripts/image --fetch` has fetched what the image builds from, for today's lock."""
+    lock = hashlib.sha256((ROOT / "deploy" / "requirements.lock").read_bytes()).hexdigest()
+    stamp = ROOT / ".cache" / "image" / "wheels" / ".fetched-for"
+    rootfs = ROOT / ".cache" / "image" / "rootfs.tar"
+    return rootfs.exists() and stamp.exists() and stamp.read_text().strip() == lock
+
+
+def _run(argv: list[str]) -> None:
+    if os.geteuid() != 0:
+        raise NotHere("needs root")
+    done = subprocess.run(argv, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise NotHere(f"{argv[0]} failed: {done.stderr.strip()[-200:]}")
 
 
 class NotHere(Exception):
@@ -76,6 +97,12 @@ STEPS = (
         lambda: all(shutil.which(tool) or Path(f"/usr/sbin/{tool}").exists() for tool in IMAGE_TOOLS),
         _apt(*IMAGE_TOOLS),
         f"sudo apt-get install {' '.join(IMAGE_TOOLS)}",
+    ),
+    Step(
+        "the image's Debian root file system and locked wheels (scripts/image --fetch into .cache/image)",
+        image_fetched,
+        lambda: _run([str(ROOT / "scripts" / "image"), "--fetch"]),
+        "scripts/image --fetch (as root)",
     ),
     Step(
         "Debian's chromium, for the console's browser tests",

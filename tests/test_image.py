@@ -5,8 +5,9 @@ their hashes, buildah) and leaves its root file system in DIR. The test reads th
 configuration, then runs it with podman as an operator would (read-only root, the data directory as
 a volume, SIGTERM to stop) and reaches it with the real MCP SDK client. Where podman cannot run a
 container on the machine, the same root file system is run with chroot as the image's user, and
-the test says so in its output. Needs root and Debian's debootstrap, buildah, podman and runc
-(`python -m tests.prepare` installs them); it downloads Debian's packages once and the locked wheels.
+the test says so in its output. Needs root and Debian's debootstrap, buildah, podman and runc, and
+what the image builds from fetched (`python -m tests.prepare` does both: `scripts/image --fetch`);
+the test itself downloads nothing.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ import mcp_types as types
 import pytest
 from mcp import Client
 
-from tests.prepare import IMAGE_TOOLS
+from tests.prepare import IMAGE_TOOLS, image_fetched
 
 ROOT = Path(__file__).resolve().parents[1]
 VERSIONED = "localhost/metatool-gateway:latest"
@@ -42,6 +43,8 @@ def _tools_here() -> None:
     missing = [t for t in IMAGE_TOOLS if not (shutil.which(t) or Path(f"/usr/sbin/{t}").exists())]
     if missing:
         pytest.skip(f"no {', '.join(missing)} (sudo apt-get install {' '.join(IMAGE_TOOLS)})")
+    if not image_fetched():  # the test itself downloads nothing
+        pytest.skip("what the image builds from is not fetched (scripts/image --fetch, as root)")
 
 
 def _wait_ready(url: str, process: subprocess.Popen[bytes] | None = None) -> None:
