@@ -312,6 +312,7 @@ class Deployment:
     replicas: int
     secret: str = field(default_factory=lambda: secrets.token_hex(32))
     store: Process | None = None
+    redis_port: int = 0
     servers: list[Process] = field(default_factory=list)
     ports: list[int] = field(default_factory=list)
     router: Process | None = None
@@ -326,10 +327,10 @@ class Deployment:
         return f"http://127.0.0.1:{self.ports[index]}/mcp"
 
     def start(self) -> None:
-        port = free_port()
-        self.store = redis(self.root, port)
+        self.redis_port = free_port()
+        self.store = redis(self.root, self.redis_port)
         self.store.start()
-        redis_url = f"redis://127.0.0.1:{port}/0"
+        redis_url = f"redis://127.0.0.1:{self.redis_port}/0"
         self.host_config = replica_config(self.root, "host", redis_url, self.secret)
         self.ports = [free_port() for _ in range(self.replicas)]
         for i, replica_port in enumerate(self.ports):
@@ -353,9 +354,7 @@ class Deployment:
         """The commands Redis processed since it last started (its own count)."""
         import redis as redis_package
 
-        assert self.store is not None
-        port = int(self.store.command[self.store.command.index("--port") + 1])
-        client = redis_package.Redis(host="127.0.0.1", port=port)
+        client = redis_package.Redis(host="127.0.0.1", port=self.redis_port)
         try:
             return int(client.info("stats")["total_commands_processed"])
         finally:

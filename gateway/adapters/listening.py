@@ -32,6 +32,23 @@ def listening_socket(host: str, port: int, *, setting: str, reuse_port: bool = F
         raise bind_error(exc, host, port, setting=setting) from None
 
 
+def reserved_port(host: str, port: int, *, setting: str) -> socket.socket:
+    """A socket bound to `host`:`port` with `SO_REUSEPORT` that never listens: the port, held for
+    the workers of `gateway serve --workers` (each binds it too, and listens); `port` 0 picks one.
+
+    Raises:
+        UserError: the address is in use, or cannot be bound here.
+    """
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise bind_error(exc, host, port, setting=setting) from None
+    return sock
+
+
 def bind_error(exc: OSError, host: str, port: int, *, setting: str) -> UserError:
     """What to tell the operator when `host`:`port` cannot be bound."""
     where = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"

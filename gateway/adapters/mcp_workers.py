@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 
 from ..errors import UserError
 from ..settings.loading import Settings
+from .listening import reserved_port
 
 METRICS_DIR = "PROMETHEUS_MULTIPROC_DIR"
 """The environment variable that puts the Prometheus client of each worker in multiprocess mode."""
@@ -170,9 +171,7 @@ class _Supervisor:
                 self.announced = True
                 self.banner([c.process.pid for c in self.children.values()])
             if (status := self._reap()) is not None:
-                self.stop()
-                return status
-        self.stop()
+                return status  # the caller stops the others
         return 130 if self.stopping == signal.SIGINT else 0
 
     def _reap(self) -> int | None:
@@ -222,25 +221,6 @@ class _Supervisor:
         self.children.clear()
 
 
-def reserve(host: str, port: int) -> socket.socket:
-    """A socket bound to `host`:`port` with `SO_REUSEPORT` that never listens: the port, held.
-
-    Raises:
-        UserError: the address is in use, or cannot be bound here.
-    """
-    from .listening import bind_error
-
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
-        sock.bind((host, port))
-    except OSError as exc:
-        sock.close()
-        raise bind_error(exc, host, port, setting="[serve] port") from None
-    return sock
-
-
 def serve_workers(
     settings: Settings,
     argv: Sequence[str],
@@ -253,7 +233,8 @@ def serve_workers(
     """Serve with `count` workers until SIGTERM or Ctrl-C; the exit status.
 
     Args:
-        settings: the configuration the workers load again from `argv` (checked here first).
+        settings: the configuration (the caller has checked it with `refusal`); the workers load
+            it again from `argv`.
         argv: the command line of this `gateway serve`, given to each worker.
         count: how many workers.
         host: the address to listen on.
@@ -263,7 +244,7 @@ def serve_workers(
     """
     if not hasattr(socket, "SO_REUSEPORT"):
         raise UserError("--workers needs SO_REUSEPORT, which this system does not offer")
-    held = reserve(host, port)
+    held = reserved_port(host, port, setting="[serve] port")
     bound = held.getsockname()[1]
     metrics = tempfile.mkdtemp(prefix="gateway-metrics-")
     wakeup, notify = socket.socketpair()
