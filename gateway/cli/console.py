@@ -11,7 +11,6 @@ import argparse
 import os
 import socket
 import sys
-import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -46,6 +45,7 @@ def mountable(settings: Settings) -> Callable[[Gateway], Any] | None:
 def run(settings: Settings, args: argparse.Namespace) -> int:
     """Serve the console until stopped (Ctrl-C or SIGTERM)."""
     try:
+        import anyio
         import uvicorn
         from starlette.applications import Starlette
         from starlette.responses import RedirectResponse
@@ -86,11 +86,13 @@ def run(settings: Settings, args: argparse.Namespace) -> int:
         where = f"http://{shown}:{bound}/console/"
         if uses_local_token(settings, os.environ):
             where += f" (sign in with the token in {local_token_path(settings)})"
-        print(f"gateway: console on {where}", file=sys.stderr, flush=True)
         config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
+
+        async def serve() -> None:
+            # Said from inside the running loop: a Ctrl-C after this line never meets a loop half made.
+            print(f"gateway: console on {where}", file=sys.stderr, flush=True)
+            await uvicorn.Server(config).serve(sockets=[sock])
+
         # uvicorn stops gracefully on Ctrl-C, then raises it again: `run` ends it with one line and 130.
-        # A Ctrl-C before the loop starts leaves the server's coroutine unstarted: not worth a warning.
-        with warnings.catch_warnings():
-            warnings.filterwarnings("ignore", "coroutine 'Server.serve' was never awaited", RuntimeWarning)
-            uvicorn.Server(config).run(sockets=[sock])
+        anyio.run(serve)
     return 0
