@@ -151,7 +151,7 @@ class DenseLayer:
         with self._lock:
             vector = self._queries.get(text)
         if vector is None:
-            vector = self.encoder.encode([text])[0]
+            vector = self.encoder.encode([text], kind="query")[0]
             with self._lock:
                 if len(self._queries) >= _MAX_CACHED_QUERIES:
                     self._queries.clear()
@@ -262,8 +262,8 @@ def _encode(ref: weakref.ref[DenseLayer], encoder: SentenceEncoder, texts: list[
     layer = ref()
     if layer is not None:
         layer._save(matrix)
+        partial.remove()  # before the layer is ready: whoever waits for it finds the whole file only
         layer._attach(matrix, texts)
-        partial.remove()
         _log.info("The dense layer is ready (%s tools).", f"{len(texts):,}")
 
 
