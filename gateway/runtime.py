@@ -156,11 +156,18 @@ def _private_files(settings: Settings) -> list[Path]:
 def dense_model(settings: DenseSettings) -> ModelReference:
     """The sentence encoder `[search.dense]` names: the default one (its hashes pinned in code) unless
     another model, its revision and its files' hashes are given; `path` is looked at first."""
-    if settings.model is None:
-        files = settings.files or DEFAULT_MODEL.files
-        return ModelReference(DEFAULT_MODEL.repo_id, DEFAULT_MODEL.revision, dict(files), settings.path)
-    assert settings.revision is not None  # the settings require it with a model
-    return ModelReference(settings.model, settings.revision, dict(settings.files), settings.path)
+    repo_id, revision = settings.model or DEFAULT_MODEL.repo_id, settings.revision or DEFAULT_MODEL.revision
+    files = settings.files or (DEFAULT_MODEL.files if settings.model is None else {})
+    # The settings require a revision and files with another model.
+    return ModelReference(
+        repo_id,
+        revision,
+        dict(files),
+        settings.path,
+        pooling=settings.pooling,
+        query_prefix=settings.query_prefix,
+        document_prefix=settings.document_prefix,
+    )
 
 
 @contextmanager

@@ -33,6 +33,9 @@ def run(settings: Settings, args: argparse.Namespace) -> int:
                 {
                     "model": reference.repo_id,
                     "revision": reference.revision,
+                    "pooling": reference.pooling,
+                    "query_prefix": reference.query_prefix,
+                    "document_prefix": reference.document_prefix,
                     "files": {
                         name: {"path": str(path), "sha256": sha} for name, (path, sha) in files.items()
                     },

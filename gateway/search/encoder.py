@@ -3,7 +3,8 @@
 The static word vectors of `semantic` know what words mean one at a time; a transformer reads a
 request as a whole ("book a meeting" is about a calendar event, "who can see this file" about
 permissions). all-MiniLM-L6-v2 is a 6-layer BERT trained for sentence similarity (Apache-2.0); any
-BERT-family sentence encoder with mean pooling can take its place (`[search.dense]`). The model is
+BERT-family sentence encoder can take its place (`[search.dense]`: its pooling, mean or CLS, and
+the prefixes of requests and tools are part of its reference). The model is
 named by reference and its files checked against pinned hashes before use (`models`); its tokenizer
 is the `tokenizers` library's. The forward pass below is plain numpy (matrix products on the BLAS
 numpy ships with, held to one thread by threadpoolctl): no deep-learning framework is installed.
@@ -20,9 +21,9 @@ import threading
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from .models import DEFAULT_MODEL, ModelMismatch, ModelReference, ModelUnavailable, verified
+from .models import DEFAULT_MODEL, ModelMismatch, ModelReference, ModelUnavailable, Pooling, verified
 
 MAX_TOKENS = 256  # all-MiniLM-L6-v2's max_seq_length
 ENCODING_THREADS = min(2, os.cpu_count() or 1)
@@ -33,15 +34,28 @@ _GELU_BLOCK = 1 << 15  # values GELU works on at a time (128 KB: stays in a core
 
 
 class SentenceEncoder:
-    """Unit vectors of texts: mean of the last layer's token states, normalised (as the model was trained)."""
+    """Unit vectors of texts: the last layer's token states pooled (their mean, or the first one's)
+    and normalised, as the model was trained; a request's text and a tool's each with its prefix."""
 
-    def __init__(self, files: Mapping[str, Path], model_id: str) -> None:
+    def __init__(
+        self,
+        files: Mapping[str, Path],
+        model_id: str,
+        *,
+        pooling: Pooling = "mean",
+        query_prefix: str = "",
+        document_prefix: str = "",
+    ) -> None:
         """Load a model from its files, already verified (`models.verified`).
 
         Args:
             files: the path of each of `models.LOADED_FILES`.
-            model_id: names the model and its files' hashes (the cached vectors are keyed by it).
+            model_id: names the model, its files' hashes, its pooling and prefixes (the cached
+                vectors are keyed by it).
+            pooling, query_prefix, document_prefix: as `models.ModelReference` names them.
         """
+        self.pooling = pooling
+        self.prefixes = {"query": query_prefix, "document": document_prefix}
         self.np: Any = importlib.import_module("numpy")
         safetensors: Any = importlib.import_module("safetensors")
         tokenizers: Any = importlib.import_module("tokenizers")
@@ -146,7 +160,10 @@ class SentenceEncoder:
             y += state
             self._norm(y, norm2_w, norm2_b, state)
         starts = np.cumsum([0, *lengths[:-1]])
-        pooled = np.add.reduceat(state, starts, axis=0) / np.asarray(lengths, dtype=np.float32)[:, None]
+        if self.pooling == "cls":  # the state of each text's first token, [CLS]
+            pooled = state[starts]
+        else:
+            pooled = np.add.reduceat(state, starts, axis=0) / np.asarray(lengths, dtype=np.float32)[:, None]
         return pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
 
     def _attend(self, qkv: Any, context: Any, lengths: Sequence[int]) -> None:
@@ -179,8 +196,15 @@ class SentenceEncoder:
                 out /= sums[..., None]
             start += length * count
 
-    def encode(self, texts: Sequence[str], threads: int | None = None) -> Any:
-        """One float32 unit vector a text, in order.
+    def encode(
+        self,
+        texts: Sequence[str],
+        threads: int | None = None,
+        *,
+        kind: Literal["document", "query"] = "document",
+    ) -> Any:
+        """One float32 unit vector a text, in order; `kind` says whose prefix each text is given (a
+        tool's, or a request's).
 
         Texts are sorted by length and laid end to end in packs of about `_PACK_TOKENS` tokens, so
         a pack's matrix products are large and nothing is padding; the packs run on `threads`
@@ -188,7 +212,10 @@ class SentenceEncoder:
         """
         np = self.np
         out = np.zeros((len(texts), self.dims), dtype=np.float32)
-        encodings = [e.ids for e in self.tokenizer.encode_batch(list(texts))]
+        prefix = self.prefixes[kind]
+        encodings = [
+            e.ids for e in self.tokenizer.encode_batch([prefix + t for t in texts] if prefix else list(texts))
+        ]
         packs = _packs([len(e) for e in encodings])
         workers = min(threads or ENCODING_THREADS, len(packs))
 
@@ -322,7 +349,13 @@ def sentence_encoder() -> SentenceEncoder | None:
             if not packages_installed():
                 return None
             files = verified(reference)
-            encoder = SentenceEncoder(files, f"{reference.name} {reference.fingerprint()}")
+            encoder = SentenceEncoder(
+                files,
+                f"{reference.name} {reference.fingerprint()}",
+                pooling=reference.pooling,
+                query_prefix=reference.query_prefix,
+                document_prefix=reference.document_prefix,
+            )
             _LOADED.clear()  # one model at a time: the previous one's weights are let go
             _LOADED[key] = encoder
         return encoder

@@ -22,7 +22,7 @@ import socket
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from ..errors import UserError
@@ -39,6 +39,9 @@ DEFAULT_FILES: Mapping[str, str] = {
     "model.safetensors": "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db",
 }
 """sha256 of each file of all-MiniLM-L6-v2 the encoder reads, as published at `DEFAULT_REVISION`."""
+
+Pooling = Literal["mean", "cls"]
+POOLINGS: tuple[Pooling, ...] = ("mean", "cls")
 
 PULL_COMMAND = "gateway model pull"
 _log = logging.getLogger(__name__)
@@ -61,22 +64,34 @@ class ModelReference:
         revision: the commit (40 hex digits) the files were published at.
         files: sha256 of each file of `LOADED_FILES`.
         path: a directory holding the files (looked at before the Hugging Face cache).
+        pooling: how a text's vector is made of its tokens' last states, as the model was trained:
+            `mean` of them all (all-MiniLM-L6-v2, e5) or the first one's, `cls` (bge).
+        query_prefix: put before a request's text before it is encoded (e5's `query: `, bge's
+            instruction for short queries).
+        document_prefix: put before a tool's text before it is encoded (e5's `passage: `).
     """
 
     repo_id: str = DEFAULT_REPO
     revision: str = DEFAULT_REVISION
     files: Mapping[str, str] = field(default_factory=lambda: dict(DEFAULT_FILES))
     path: Path | None = None
+    pooling: Pooling = "mean"
+    query_prefix: str = ""
+    document_prefix: str = ""
 
     @property
     def name(self) -> str:
         return f"{self.repo_id}@{self.revision[:12]}"
 
     def fingerprint(self) -> str:
-        """A short hash of the files' hashes: what the cached vectors of this model are keyed by."""
+        """A short hash of the files' hashes, the pooling and the prefixes (each changes every
+        vector): what the cached vectors of this model are keyed by."""
         digest = hashlib.sha256()
         for name in sorted(self.files):
             digest.update(f"{name}={self.files[name]}\n".encode())
+        if (self.pooling, self.query_prefix, self.document_prefix) != ("mean", "", ""):
+            # The default's fingerprint is the files' alone, as before: vectors cached stay valid.
+            digest.update(json.dumps([self.pooling, self.query_prefix, self.document_prefix]).encode())
         return digest.hexdigest()[:16]
 
 

@@ -367,6 +367,12 @@ class DenseSettings(Section):
     revision: str | None = Field(None, pattern=r"^[0-9a-f]{40}$")  # the commit, never a branch
     files: dict[str, str] = {}  # sha256 of config.json, tokenizer.json and model.safetensors
     path: Path | None = None  # a directory holding the files, looked at before the Hugging Face cache
+    # As the model was trained (its card says): a text's vector is the mean of its tokens' last
+    # states ("mean": all-MiniLM-L6-v2, e5) or the first token's ("cls": bge); and what is put
+    # before a request's text and a tool's ("query: " and "passage: " for e5).
+    pooling: Literal["mean", "cls"] = "mean"
+    query_prefix: str = Field("", max_length=500)
+    document_prefix: str = Field("", max_length=500)
 
     @model_validator(mode="after")
     def _pinned(self) -> DenseSettings:

@@ -75,9 +75,9 @@ def test_index_waits_for_a_background_encoding_and_caches_it(
     encoded: list[int] = []
     original = search_encoder.SentenceEncoder.encode
 
-    def counting(self: search_encoder.SentenceEncoder, texts: Any, threads: int | None = None) -> Any:
+    def counting(self: search_encoder.SentenceEncoder, texts: Any, *args: Any, **kwargs: Any) -> Any:
         encoded.append(len(texts))
-        return original(self, texts, threads)
+        return original(self, texts, *args, **kwargs)
 
     monkeypatch.setattr(search_encoder.SentenceEncoder, "encode", counting)
     assert main(["discover", "what do I have on tomorrow", "--json"]) == 0

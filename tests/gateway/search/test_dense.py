@@ -279,3 +279,28 @@ def test_a_stopped_encoding_is_taken_up_where_it_stopped(
     assert [p.name.endswith(".partial.npy") for p in tmp_path.glob("dense-*")] == [
         False
     ]  # the whole file only
+
+
+def test_a_layer_encodes_tools_and_requests_with_their_prefixes_and_caches_each_shape_apart(
+    tiny_model_dir: Path, verified_record: Path, tmp_path: Path
+) -> None:
+    """e5's way: "passage: " before each tool's text, "query: " before each request. A cache written
+    under one pooling or prefix is never read under another."""
+    import dataclasses
+
+    texts = ["Create a calendar event", "Delete a file from storage", "Send an email"]
+    plain = tiny_bert.reference(tiny_model_dir)
+    e5_like = dataclasses.replace(plain, query_prefix="query: ", document_prefix="passage: ")
+    with model_in_use(plain):
+        encoder = search_encoder.sentence_encoder()
+        assert encoder is not None
+        expected_rows = encoder.encode([f"passage: {t}" for t in texts])
+        expected_query = encoder.encode(["query: book a meeting"])[0]
+        search_dense.DenseLayer(texts, tmp_path)
+    with model_in_use(e5_like):
+        layer = search_dense.DenseLayer(texts, tmp_path)
+        assert layer.ready and layer.encoder.np.allclose(layer.matrix, expected_rows, atol=1e-6)
+        assert layer.encoder.np.allclose(layer.query("book a meeting"), expected_query, atol=1e-6)
+    with model_in_use(dataclasses.replace(plain, pooling="cls")):
+        search_dense.DenseLayer(texts, tmp_path)
+    assert len(list(tmp_path.glob("dense-*.npy"))) == 3

@@ -6,12 +6,15 @@ it from a loopback server answering as the Hugging Face hub, never the real hub.
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import json
 import os
 import socket
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -302,3 +305,124 @@ def test_model_pull_with_no_network_is_one_line_at_once(tiny_model_dir: Path, tm
     assert line.startswith(f"gateway: could not download tests/tiny-bert@{reference.revision[:12]}: ")
     assert f"http://127.0.0.1:{port} is not reachable (Connection refused)" in line
     assert "HF_ENDPOINT" in line
+
+
+def _plain_bert(directory: Path, texts: list[str], pooling: str) -> Any:
+    """The tiny model's sentence vectors computed the plain way, independently of the encoder: one
+    text at a time, every weight as PyTorch stores it, exact erf, softmax with its maximum taken off."""
+    import math
+
+    from safetensors.numpy import load_file
+    from tokenizers import Tokenizer
+
+    w = load_file(str(directory / "model.safetensors"))
+    tokenizer = Tokenizer.from_file(str(directory / "tokenizer.json"))
+    tokenizer.enable_truncation(tiny_bert.POSITIONS)
+    erf = np.vectorize(math.erf)
+
+    def norm(x: Any, name: str) -> Any:
+        mean = x.mean(-1, keepdims=True)
+        var = ((x - mean) ** 2).mean(-1, keepdims=True)
+        return (x - mean) / np.sqrt(var + 1e-12) * w[name + ".weight"] + w[name + ".bias"]
+
+    def linear(x: Any, name: str) -> Any:
+        return x @ w[name + ".weight"].T + w[name + ".bias"]
+
+    out = []
+    for text in texts:
+        ids = tokenizer.encode(text).ids
+        x = w["embeddings.word_embeddings.weight"][ids].astype(np.float64)
+        x = x + w["embeddings.position_embeddings.weight"][: len(ids)]
+        x = norm(x + w["embeddings.token_type_embeddings.weight"][0], "embeddings.LayerNorm")
+        size = tiny_bert.HIDDEN // tiny_bert.HEADS
+        for n in range(tiny_bert.LAYERS):
+            p = f"encoder.layer.{n}."
+            q, k, v = (
+                linear(x, p + f"attention.self.{t}")
+                .reshape(len(ids), tiny_bert.HEADS, size)
+                .transpose(1, 0, 2)
+                for t in ("query", "key", "value")
+            )
+            scores = q @ k.transpose(0, 2, 1) / math.sqrt(size)
+            weights = np.exp(scores - scores.max(-1, keepdims=True))
+            weights /= weights.sum(-1, keepdims=True)
+            context = (weights @ v).transpose(1, 0, 2).reshape(len(ids), tiny_bert.HIDDEN)
+            x = norm(linear(context, p + "attention.output.dense") + x, p + "attention.output.LayerNorm")
+            hidden = linear(x, p + "intermediate.dense")
+            hidden = hidden * 0.5 * (1 + erf(hidden / math.sqrt(2)))
+            x = norm(linear(hidden, p + "output.dense") + x, p + "output.LayerNorm")
+        pooled = x[0] if pooling == "cls" else x.mean(0)
+        out.append(pooled / np.linalg.norm(pooled))
+    return np.asarray(out)
+
+
+@pytest.mark.parametrize("pooling", models.POOLINGS)
+def test_each_pooling_gives_the_vectors_a_plain_bert_gives(
+    tiny_model_dir: Path, pooling: models.Pooling
+) -> None:
+    reference = dataclasses.replace(tiny_bert.reference(tiny_model_dir), pooling=pooling)
+    texts = [*TEXTS, "a much longer request to list every task due next week", " ".join(["meeting"] * 200)]
+    with model_in_use(reference):
+        encoder = search_encoder.sentence_encoder()
+        assert encoder is not None
+        vectors = encoder.encode(texts)
+    assert np.allclose(vectors, _plain_bert(tiny_model_dir, texts, pooling), atol=1e-5)
+
+
+def test_cls_pooling_gives_other_vectors_than_the_mean(tiny_model_dir: Path) -> None:
+    mean = tiny_bert.reference(tiny_model_dir)
+    vectors = {}
+    for reference in (mean, dataclasses.replace(mean, pooling="cls")):
+        with model_in_use(reference):
+            encoder = search_encoder.sentence_encoder()
+            assert encoder is not None
+            vectors[reference.pooling] = encoder.encode(TEXTS)
+    assert not np.allclose(vectors["mean"], vectors["cls"], atol=1e-3)
+
+
+def test_a_request_and_a_tool_are_each_given_their_prefix(tiny_model_dir: Path) -> None:
+    plain = tiny_bert.reference(tiny_model_dir)
+    prefixed = dataclasses.replace(plain, query_prefix="query: ", document_prefix="passage: ")
+    with model_in_use(plain):
+        encoder = search_encoder.sentence_encoder()
+        assert encoder is not None
+        expected = encoder.encode(["query: delete a file", "passage: delete a file"])
+    with model_in_use(prefixed):
+        encoder = search_encoder.sentence_encoder()
+        assert encoder is not None
+        query = encoder.encode(["delete a file"], kind="query")
+        document = encoder.encode(["delete a file"])
+    assert np.allclose(query[0], expected[0], atol=1e-6)
+    assert np.allclose(document[0], expected[1], atol=1e-6)
+    assert not np.allclose(query[0], document[0], atol=1e-3)
+
+
+def test_the_pooling_and_the_prefixes_are_part_of_the_fingerprint(tiny_model_dir: Path) -> None:
+    """Each changes every vector, so vectors cached under one are never read under another; the
+    default's fingerprint is its files' alone, so vectors cached before these fields stay valid."""
+    plain = tiny_bert.reference(tiny_model_dir)
+    others = [
+        dataclasses.replace(plain, pooling="cls"),
+        dataclasses.replace(plain, query_prefix="query: "),
+        dataclasses.replace(plain, document_prefix="passage: "),
+        dataclasses.replace(plain, query_prefix="passage: "),
+    ]
+    prints = [plain.fingerprint(), *(o.fingerprint() for o in others)]
+    assert len(set(prints)) == len(prints)
+    digest = hashlib.sha256("".join(f"{n}={plain.files[n]}\n" for n in sorted(plain.files)).encode())
+    assert plain.fingerprint() == digest.hexdigest()[:16]
+
+
+def test_dense_settings_carry_the_pooling_and_the_prefixes(tmp_path: Path, tiny_model_dir: Path) -> None:
+    config = tmp_path / "gateway.toml"
+    reference = tiny_bert.reference(tiny_model_dir)
+    config.write_text(
+        config_for(reference) + 'pooling = "cls"\nquery_prefix = "query: "\ndocument_prefix = "passage: "\n'
+    )
+    wanted = dataclasses.replace(
+        reference, pooling="cls", query_prefix="query: ", document_prefix="passage: "
+    )
+    assert dense_model(load_settings(config, environ={}).search.dense) == wanted
+    config.write_text(config_for(reference) + 'pooling = "max"\n')
+    with pytest.raises(ConfigError, match="pooling"):
+        load_settings(config, environ={})
