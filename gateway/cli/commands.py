@@ -16,6 +16,7 @@ from ..rendering import shown
 from ..runtime import open_gateway
 from ..search import default_cache_dir
 from ..settings.loading import Settings
+from . import findability
 from .approvals import TerminalApprover
 from .messages import for_a_person, not_approved_without_a_terminal, note
 from .output import dump, print_result
@@ -144,6 +145,10 @@ def served(settings: Settings) -> str:
 
 
 def catalog(gw: Gateway, ctx: ToolContext, args: argparse.Namespace, settings: Settings) -> int:
+    if args.findability:
+        return findability.run(gw, ctx, args)
+    if args.min_found is not None:
+        raise UserError("--min-found is the threshold of --findability: give both")
     overview = gw.overview(ctx.principal)
     if args.json:
         print(dump({k: v for k, v in overview.items() if k != "next_step"}))

@@ -11,7 +11,7 @@ from importlib.metadata import PackageNotFoundError, version
 
 from ..discovery import MAX_DISCOVER_LIMIT
 from ..settings.loading import Settings, load_settings
-from . import chat, console, model, openapi, usage
+from . import chat, console, findability, model, openapi, usage
 from .commands import FORMATS
 
 
@@ -93,6 +93,7 @@ def build_parser() -> argparse.ArgumentParser:
     invoke.add_argument("--yes", action="store_true", help="approve a destructive call without asking")
     catalog = sub.add_parser("catalog", parents=[common], help="tool counts by category and action")
     catalog.add_argument("--toolset", metavar="NAME", help="only the tools of this [[toolsets]] entry")
+    findability.add_arguments(catalog)
     sub.add_parser(
         "index",
         parents=[common],

@@ -217,6 +217,7 @@ def console_app(
         Route("/activity/export.jsonl", page(pages.export)),
         Route("/activity/{offset:int}", page(pages.activity_row)),
         Route("/discovery", page(pages.discovery)),
+        Route("/findability", page(pages.findability)),
         Route("/catalog", page(pages.catalog)),
         Route("/catalog/tools/{name}", page(pages.tool)),
         Route("/catalog/servers/{server}/accept", post(pages.accept), methods=["POST"]),

@@ -14,7 +14,7 @@ from ..gate.confirmation import ApprovalRefused, ProgramEnded
 from ..limits import LimitState, Unreachable
 from ..named_toolsets import confine
 from ..runtime import principal_from
-from . import activity, approvals, catalog, playground
+from . import activity, approvals, catalog, findability, playground
 from .site import Console
 
 PAGE_SIZES = ("10", "20", "50", "2")
@@ -42,6 +42,7 @@ class Pages:
         self.console = console
         self.gw = console.gw
         self.settings = console.settings
+        self.findings = findability.Reports(self.gw)
 
     # -- approvals ---------------------------------------------------------------------------
 
@@ -205,6 +206,27 @@ class Pages:
             limit=limit,
             page_sizes=PAGE_SIZES,
             traffic=playground.traffic(self.gw, called=activity.tools_named(self.settings.audit_path)),
+        )
+
+    async def findability(self, request: Request, who: str) -> Response:
+        q = request.query_params
+        known = catalog.principals(self.settings)
+        chosen = q.get("principal", self.settings.principal)
+        principal = next((p for p in known if p.id == chosen), principal_from(self.settings))
+        toolset = q.get("toolset", "")[:64]
+        if toolset in self.gw.policy.toolsets:
+            principal = confine(principal, [toolset])
+        job = self.findings.of(principal)
+        return self.console.render(
+            request,
+            "findability.html",
+            page="findability",
+            principals=known,
+            principal=principal,
+            toolsets=self.gw.policy.toolsets.names,
+            toolset=toolset if principal.toolsets else "",
+            job=job,
+            shown=200,
         )
 
     # -- catalog -------------------------------------------------------------------------------

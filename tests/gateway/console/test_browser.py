@@ -129,7 +129,14 @@ def test_a_post_without_the_csrf_token_is_refused_and_changes_nothing(served: Se
 
 def test_without_the_token_nothing_is_shown(served: Served, page: Any) -> None:
     served.call("invoke_tool", DELETE_NOTE)
-    for path in ("/approvals", "/activity", "/catalog", "/discovery", "/catalog/tools/notes_delete"):
+    for path in (
+        "/approvals",
+        "/activity",
+        "/catalog",
+        "/discovery",
+        "/findability",
+        "/catalog/tools/notes_delete",
+    ):
         page.goto(served.console + path)
         assert page.url.startswith(f"{served.console}/login"), path
         assert "notes_delete" not in page.inner_text("body"), path
