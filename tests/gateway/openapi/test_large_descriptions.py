@@ -116,3 +116,20 @@ def test_an_unknown_category_among_thousands_is_answered_in_a_line(spec: Path, t
     assert message.startswith("Unknown categories: shop_widget7s. Closest: shop_widget7, ")
     assert message.endswith("Call discover_tools with no arguments for all 63 categories.")
     assert len(message) < 300
+
+
+def test_the_findability_report_over_ten_thousand_operations_builds_no_model(
+    spec: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its requests come from names, summaries and examples, its ranks from the index: a report on
+    a slice of the catalog, ranked against all of it, reads no schema."""
+    from gateway.search.findability import report
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setenv("GATEWAY_DENSE", "off")
+    with open_gateway(_settings(spec, tmp_path)) as gw:
+        tools = list(gw.catalog)
+        work = counted(monkeypatch)
+        found = report(gw.index(), tools[:: len(tools) // 300])
+    assert len(found.tools) >= 300 and found.found > 0
+    assert work == {}
