@@ -24,8 +24,9 @@ from typing import Any
 
 from bpe_openai import get_encoding
 
-from gateway import Catalog, Gateway, ProviderOptions, ToolContext, load_provider, render, run_sync
+from gateway import Catalog, Gateway, Principal, ProviderOptions, ToolContext, load_provider, render, run_sync
 from gateway.adapters import anthropic
+from gateway.usage import SqliteUsageStore, Usage
 
 REQUESTS = (
     "what's on my calendar tomorrow",
@@ -58,17 +59,41 @@ def earlier_shape(page: dict[str, Any], catalog: Catalog) -> dict[str, Any]:
     return earlier
 
 
+def with_companions(catalog: Catalog) -> Gateway:
+    """A gateway whose history gives every tool two companions: the most a page of 10 carries.
+
+    Each tool is paired in the history with the next one by name (and the last with the first),
+    as if one earlier request had needed both; `min_principals` 1, as on a one-person gateway."""
+    usage = Usage(SqliteUsageStore(), check_seconds=0.0, min_principals=1)
+    names = sorted(d.name for d in catalog)
+    lines = [
+        json.dumps({"query": f"earlier request {i}", "tools": [name, names[(i + 1) % len(names)]]})
+        for i, name in enumerate(names)
+    ]
+    usage.import_lines(lines, principal="local")
+    gateway = Gateway(catalog, usage=usage, search_cache_dir=False)
+    usage.learned(gateway.visible(Principal()), wait=True)
+    return gateway
+
+
 def pages(encoding: object, catalog: Catalog) -> None:
-    """Tokens of a page of 10 for each of `REQUESTS`, in the earlier shape and as it is now."""
+    """Tokens of a page of 10 for each of `REQUESTS`, in the earlier shape, as it is now, and with a
+    companion named under every hit (`with_companions`)."""
     gateway = Gateway(catalog, search_cache_dir=False)
+    companions = with_companions(catalog)
     print(f"\npage of 10 (the text the model reads), catalog of {len(catalog)} tools")
-    print(f"{'request':<34} {'earlier shape (baseline)':>25} {'now':>6} {'saved':>7}")
+    print(f"{'request':<34} {'earlier shape (baseline)':>25} {'now':>6} {'saved':>7} {'with companions':>16}")
     for request in REQUESTS:
         result = run_sync(gateway.call("discover_tools", {"query": request, "limit": 10}, ToolContext()))
         now = len(encoding.encode(render(result)))  # type: ignore[attr-defined]
         earlier = earlier_shape(result.output, catalog)
         before = len(encoding.encode(json.dumps(earlier, ensure_ascii=False, separators=(",", ":"))))  # type: ignore[attr-defined]
-        print(f"{request!r:<34} {before:>25} {now:>6} {1 - now / before:>6.0%}")
+        named = run_sync(
+            companions.call("discover_tools", {"query": request, "limit": 10}, ToolContext(session_id="b"))
+        )
+        assert all("with" in t for t in named.output["tools"][:3]), named.output  # the first hits name theirs
+        both = len(encoding.encode(render(named)))  # type: ignore[attr-defined]
+        print(f"{request!r:<34} {before:>25} {now:>6} {1 - now / before:>6.0%} {both:>16}")
 
 
 def scaled(catalog: Catalog, times: int) -> Catalog:

@@ -64,15 +64,19 @@ def _categories_hint(unknown: Sequence[str], known: Sequence[str]) -> str:
     return f"{some}Call discover_tools with no arguments for all {len(known):,} categories."
 
 
-@final
-class Entry(TypedDict):
-    """One tool on a discover page: what neither its name nor the filter says, nothing more."""
-
-    name: str
-    summary: str
-    category: NotRequired[str]
-    action: NotRequired[str]
-    destructive: NotRequired[bool]
+Entry = TypedDict(
+    "Entry",
+    {
+        "name": str,
+        "summary": str,
+        "category": NotRequired[str],
+        "action": NotRequired[str],
+        "destructive": NotRequired[bool],
+        "with": NotRequired[list[str]],  # the tools usually needed with it (learning from use)
+    },
+)
+"""One tool on a discover page: what neither its name nor the filter says, nothing more; and, when
+learning from use knows them, the tools usually needed with it (`with`, a keyword in Python)."""
 
 
 @final
@@ -137,6 +141,7 @@ class SchemaAnswer(TypedDict):
     example_requests: NotRequired[list[str]]
     example: NotRequired[ExampleCall]
     note: NotRequired[str]
+    companions: NotRequired[list[SchemaAnswer]]  # asked for: the tools usually used with it
 
 
 def overview(tools: Sequence[ToolDefinition]) -> Overview:
@@ -422,6 +427,14 @@ def _decode_cursor(cursor: str, signature: str) -> int:
             field="cursor",
         )
     return offset
+
+
+def with_companions(page: Page, named: Mapping[str, list[str]]) -> None:
+    """Name under each hit of `page` the tools usually needed with it (`Usage.companions`)."""
+    for entry in page["tools"]:
+        found = named.get(entry["name"])
+        if found:
+            entry["with"] = found
 
 
 def schema_answer(d: ToolDefinition) -> SchemaAnswer:

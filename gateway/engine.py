@@ -18,7 +18,7 @@ import logging
 import math
 import os
 import time
-from collections.abc import Awaitable, Collection, Mapping
+from collections.abc import Awaitable, Collection, Mapping, Sequence
 from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -59,6 +59,7 @@ from .rendering import (
 from .search import SearchIndex
 from .telemetry import Observation, Telemetry
 from .usage import NO_SESSION, Usage
+from .usage.companions import NAMED_UNDER
 
 log = logging.getLogger("gateway")
 T = TypeVar("T")
@@ -216,17 +217,35 @@ class Gateway:
             cursor=cursor,
             votes=votes,
         )
-        if usage is not None and query and query.strip() and "tools" in out:
+        if usage is not None and "tools" in out:
             shown = [t["name"] for t in out["tools"]]
-            usage.searched(principal.id, session_of(principal, session), query.strip(), shown, out["total"])
+            if query and query.strip():
+                usage.searched(
+                    principal.id, session_of(principal, session), query.strip(), shown, out["total"]
+                )
+            discovery.with_companions(out, self._companions(shown[:NAMED_UNDER], principal))
         return out
 
-    def schema(self, principal: Principal, tool_name: str) -> discovery.SchemaAnswer:
-        """Everything needed to call one tool: description, JSON schema, flags, an example."""
+    def _companions(self, tools: Sequence[str], principal: Principal) -> dict[str, list[str]]:
+        """The tools usually needed with each of `tools`, among those `principal` sees."""
+        if self.usage is None:
+            return {}
+        return self.usage.companions(tools, principal.id, lambda name: self.lookup(name, principal))
+
+    def schema(
+        self, principal: Principal, tool_name: str, *, with_companions: bool = False
+    ) -> discovery.SchemaAnswer:
+        """Everything needed to call one tool: description, JSON schema, flags, an example; with
+        `with_companions`, the same for each tool usually needed with it."""
         d = self.lookup(tool_name, principal)
         if d is None:
             raise self.unknown_tool(tool_name, principal)
-        return discovery.schema_answer(d)
+        answer = discovery.schema_answer(d)
+        if with_companions:
+            names = self._companions([d.name], principal).get(d.name, [])
+            found = [c for name in names if (c := self.lookup(name, principal)) is not None]
+            answer["companions"] = [discovery.schema_answer(c) for c in found]
+        return answer
 
     # -- the chokepoint --------------------------------------------------------------
 

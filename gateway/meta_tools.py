@@ -49,7 +49,12 @@ _CONFIG = ConfigDict(**PARAMS_CONFIG, json_schema_extra=_unlisted("additionalPro
 class DiscoverParams(BaseModel):
     model_config = _CONFIG
 
-    query: str | None = Field(None, max_length=500, description="What you want to do, in a few words.")
+    query: str | None = Field(
+        None,
+        max_length=500,
+        description="What you want to do, in a few words.",
+        json_schema_extra=_unlisted("maxLength"),
+    )
     categories: list[str] | None = Field(
         None,
         max_length=20,
@@ -85,6 +90,9 @@ class SchemaParams(BaseModel):
     model_config = _CONFIG
 
     tool_name: str = _tool_name()
+    with_companions: bool = Field(
+        False, description="Also the schemas of tools used with it.", json_schema_extra=_unlisted("default")
+    )
 
 
 class InvokeParams(BaseModel):
@@ -120,8 +128,8 @@ class Backend(Protocol):
     ) -> Page | Overview:
         """One page of the tools `principal` may see that match, as `discover_tools` answers."""
 
-    def schema(self, principal: Principal, tool_name: str) -> SchemaAnswer:
-        """One tool's full schema answer, as `get_tool_schema` gives it."""
+    def schema(self, principal: Principal, tool_name: str, *, with_companions: bool = False) -> SchemaAnswer:
+        """One tool's full schema answer, as `get_tool_schema` gives it (with its companions' too)."""
 
     async def invoke(
         self,
@@ -149,7 +157,7 @@ def build_meta_catalog(gateway: Backend) -> Catalog:
         )
 
     async def get_tool_schema(params: SchemaParams, ctx: ToolContext) -> SchemaAnswer:
-        return gateway.schema(ctx.principal, params.tool_name)
+        return gateway.schema(ctx.principal, params.tool_name, with_companions=params.with_companions)
 
     async def invoke_tool(params: InvokeParams, ctx: ToolContext) -> ToolResult:
         return await gateway.invoke(

@@ -16,11 +16,12 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from ..definition import ToolDefinition
+from .companions import Companions
 from .learned import LearnedIndex
 from .store import IMPORT_PRINCIPAL, Evidence, Pair, UsageStore, normalize_query
 from .tracker import SessionTracker
@@ -59,6 +60,7 @@ class Usage:
         self.semantic = semantic
         self._lock = threading.Lock()
         self._snapshot: tuple[int, list[Evidence]] | None = None  # the store's version and evidence
+        self._companions: Companions | None = None  # of the snapshot's evidence
         # id of a visible tuple -> (that tuple, store version, its learned index, its names)
         self._indexes: dict[int, tuple[Sequence[ToolDefinition], int, LearnedIndex, tuple[str, ...]]] = {}
         self._checked = 0.0
@@ -180,6 +182,16 @@ class Usage:
                     del self._indexes[next(iter(self._indexes))]
         return found if len(found) else None
 
+    def companions(
+        self, tools: Collection[str], principal: str, see: Callable[[str], ToolDefinition | None]
+    ) -> dict[str, list[str]]:
+        """The tools usually needed with each of `tools`, for `principal`, among those it sees
+        (`see`: a name's tool when it may see it); only tools that have some (`companions`)."""
+        self._refresh(wait=False)
+        with self._lock:
+            companions = self._companions
+        return companions.named(tools, principal, see) if companions is not None and len(companions) else {}
+
     def _refresh(self, *, wait: bool) -> None:
         now = time.monotonic()
         current = self._snapshot
@@ -208,9 +220,11 @@ class Usage:
                     evidence, tools, semantic=self.semantic, min_principals=self.min_principals
                 )
             indexes[key] = (tools, version, built[names], names)
+        companions = Companions(evidence, min_principals=self.min_principals)
         with self._lock:
             self._snapshot = (version, evidence)
             self._indexes = indexes
+            self._companions = companions
 
     def _load_later(self, version: int) -> None:
         with self._lock:

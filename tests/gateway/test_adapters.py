@@ -31,8 +31,9 @@ def test_openai_tools_are_sent_non_strict_because_parameters_is_an_open_object()
     assert invoke["function"]["parameters"]["properties"]["parameters"]["anyOf"][0]["type"] == "object"
 
 
-def test_the_three_meta_tools_fit_in_400_cl100k_tokens() -> None:
+def test_the_three_meta_tools_fit_in_420_cl100k_tokens() -> None:
+    """397 before get_tool_schema could give the schemas of a tool's companions (docs/benchmarks.md)."""
     bpe_openai = pytest.importorskip("bpe_openai")
     encoding = bpe_openai.get_encoding("cl100k_base")
     text = json.dumps(anthropic.tools(Gateway(Catalog()).meta))
-    assert len(encoding.encode(text)) <= 400
+    assert len(encoding.encode(text)) <= 420
