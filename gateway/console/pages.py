@@ -8,6 +8,7 @@ from datetime import datetime
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response, StreamingResponse
 
+from ..context import Principal
 from ..discovery import overview
 from ..errors import UserError
 from ..gate.confirmation import ApprovalRefused, ProgramEnded
@@ -163,12 +164,7 @@ class Pages:
 
     async def discovery(self, request: Request, who: str) -> Response:
         q = request.query_params
-        known = catalog.principals(self.settings)
-        chosen = q.get("principal", self.settings.principal)
-        principal = next((p for p in known if p.id == chosen), principal_from(self.settings))
-        toolset = q.get("toolset", "")[:64]
-        if toolset in self.gw.policy.toolsets:  # as a client confined to it would discover
-            principal = confine(principal, [toolset])
+        known, principal, toolset = self._chosen(request)
         categories = [c for c in q.getlist("category") if c][:20]
         actions = [a for a in q.getlist("action") if a][:20]
         query = q.get("query", "")[:4096]
@@ -208,7 +204,9 @@ class Pages:
             traffic=playground.traffic(self.gw, called=activity.tools_named(self.settings.audit_path)),
         )
 
-    async def findability(self, request: Request, who: str) -> Response:
+    def _chosen(self, request: Request) -> tuple[list[Principal], Principal, str]:
+        """The principals known, the one the page asks for (confined to its toolset, as a client
+        confined to it would be) and that toolset's name."""
         q = request.query_params
         known = catalog.principals(self.settings)
         chosen = q.get("principal", self.settings.principal)
@@ -216,6 +214,10 @@ class Pages:
         toolset = q.get("toolset", "")[:64]
         if toolset in self.gw.policy.toolsets:
             principal = confine(principal, [toolset])
+        return known, principal, toolset
+
+    async def findability(self, request: Request, who: str) -> Response:
+        known, principal, toolset = self._chosen(request)
         job = self.findings.of(principal)
         return self.console.render(
             request,
