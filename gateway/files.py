@@ -9,9 +9,11 @@ import json
 import logging
 import os
 import secrets
+import sqlite3
 import stat
 import tempfile
 import threading
+import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -68,6 +70,26 @@ def create_private(path: Path) -> None:
 def sqlite_files(path: Path) -> list[Path]:
     """A SQLite database and the journal files SQLite keeps beside it."""
     return [path, *(path.with_name(path.name + suffix) for suffix in _SQLITE_COMPANIONS)]
+
+
+def use_wal(db: sqlite3.Connection, *, timeout: float = 10.0) -> None:
+    """Put the SQLite file `db` opened in WAL mode, which it then keeps, waiting for other processes.
+
+    Switching the mode needs the file to itself, and SQLite answers "database is locked" at once,
+    without its busy timeout, while another process is switching it too (workers starting together
+    on a new file): retried until `timeout`.
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            if db.execute("PRAGMA journal_mode").fetchone()[0] == "wal":
+                return
+            db.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.02)
 
 
 def keep_private(data_dir: Path, *, files: Iterable[Path] = ()) -> None:

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
 from pydantic import SecretStr
 
 from ..context import PendingConfirmation
-from ..files import private_dir, private_secret
+from ..files import private_dir, private_secret, use_wal
 from ..redis_client import redis_client, redis_failures
 from .confirmation import ConfirmationStore, MemoryConfirmationStore, Record, State
 from .holders import LEASE_SECONDS, Held, Lease, ProcessLocks, parse_held, why_held_ended
@@ -115,16 +115,24 @@ class SqliteConfirmationStore:
         self._db = sqlite3.connect(self.path, timeout=10.0, isolation_level=None, check_same_thread=False)
         with self._lock:
             self._db.execute("PRAGMA busy_timeout = 10000")
-            self._db.execute("PRAGMA journal_mode = WAL")
-            self._db.execute(
-                "CREATE TABLE IF NOT EXISTS confirmations ("
-                " pending_id TEXT PRIMARY KEY, state TEXT NOT NULL, expires_at REAL NOT NULL,"
-                " record TEXT NOT NULL)"
-            )
-            self._db.execute("CREATE INDEX IF NOT EXISTS by_expiry ON confirmations (state, expires_at)")
-            columns = {row[1] for row in self._db.execute("PRAGMA table_info(confirmations)")}
-            if "holder" not in columns:  # a store from before paused programs were marked
-                self._db.execute("ALTER TABLE confirmations ADD COLUMN holder TEXT")
+            use_wal(self._db)
+            # One transaction, taken before reading the schema: workers starting together on a new
+            # file must not both find the column missing and both add it.
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                self._db.execute(
+                    "CREATE TABLE IF NOT EXISTS confirmations ("
+                    " pending_id TEXT PRIMARY KEY, state TEXT NOT NULL, expires_at REAL NOT NULL,"
+                    " record TEXT NOT NULL, holder TEXT)"
+                )
+                self._db.execute("CREATE INDEX IF NOT EXISTS by_expiry ON confirmations (state, expires_at)")
+                columns = {row[1] for row in self._db.execute("PRAGMA table_info(confirmations)")}
+                if "holder" not in columns:  # a store from before paused programs were marked
+                    self._db.execute("ALTER TABLE confirmations ADD COLUMN holder TEXT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
         # Beside the file itself: every name a process opens it by (a symlink, say) finds the same locks.
         real = self.path.resolve()
         self.locks = ProcessLocks(real.parent / f"{real.name}.holders")

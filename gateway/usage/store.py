@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from ..files import private_dir
+from ..files import private_dir, use_wal
 
 DAY_SECONDS = 86_400.0
 
@@ -134,7 +134,7 @@ class SqliteUsageStore(WeighingStore):
             os.close(os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600))
         self._db = sqlite3.connect(self.path, timeout=10.0, isolation_level=None, check_same_thread=False)
         if self.path != ":memory:":
-            self._db.execute("PRAGMA journal_mode = WAL")
+            use_wal(self._db)
         self._db.executescript(_SCHEMA)
 
     def add(self, pairs: Sequence[Pair], *, daily_cap: bool = True) -> int:

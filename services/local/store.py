@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from gateway.errors import UserError
-from gateway.files import create_private
+from gateway.files import create_private, use_wal
 from gateway.settings.loading import path_problem
 
 from ..backends import DEFAULT_TASKLIST, PRIMARY_CALENDAR, SYSTEM_LABELS
@@ -176,7 +176,7 @@ class LocalStore:
             try:
                 _refuse_another_database(conn, path)  # before anything is written to it
                 # WAL lets readers in other threads and processes proceed while one call writes.
-                conn.execute("PRAGMA journal_mode = WAL")
+                use_wal(conn)
             finally:
                 conn.close()
             with self.write() as conn:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sqlite3
 import stat
 import subprocess
 import sys
@@ -195,6 +196,29 @@ def test_a_generated_secret_others_can_read_or_a_short_one_is_refused(tmp_path: 
     with pytest.raises(UserError, match="shorter than 32 characters"):
         local_secret(tmp_path)
     assert secret_file.read_text() == "short"  # nothing is overwritten
+
+
+_BEFORE_HOLDERS = (
+    "CREATE TABLE confirmations (pending_id TEXT PRIMARY KEY, state TEXT NOT NULL,"
+    " expires_at REAL NOT NULL, record TEXT NOT NULL)"
+)
+
+
+def test_a_store_from_before_holders_is_opened_with_its_records_and_can_hold(tmp_path: Path) -> None:
+    path = tmp_path / "c.sqlite3"
+    old = sqlite3.connect(path, isolation_level=None)
+    old.execute(_BEFORE_HOLDERS)
+    old.execute(
+        "INSERT INTO confirmations VALUES (?, ?, ?, ?)",
+        ("p1", "pending", NOW + 1000, record_to_json(_record("p1"))),
+    )
+    old.close()
+    store = SqliteConfirmationStore(path)
+    try:
+        assert store.get("p1") == _record("p1")
+        store.hold("p1", "run.1")
+    finally:
+        close_store(store)
 
 
 _HOLDER = """
