@@ -117,6 +117,7 @@ class AuditRecord:
     agent: str | None = None
     decided_by: Mapping[str, str | None] | None = None  # {"channel": ..., "operator": ...}
     toolsets: tuple[str, ...] | None = None  # the named toolsets the caller was confined to, sorted
+    plan: str | None = None  # the plan a decided call is a write of (`gateway.gate.plans`)
 
 
 class AuditSink(Protocol):
@@ -156,7 +157,11 @@ class JsonlAuditLog:
     def write(self, record: AuditRecord) -> None:
         """Append one record as one JSON line (an attempt on disk before its tool runs)."""
         data = dict(vars(record))  # its fields in order; `asdict` would deep-copy the params first
-        for optional in ("decided_by", "toolsets"):  # only decisions, and confined callers, carry them
+        for optional in (
+            "decided_by",
+            "toolsets",
+            "plan",
+        ):  # only decisions, confined callers, plans carry them
             if data[optional] is None:
                 del data[optional]
         line = json.dumps(data, ensure_ascii=False, default=str, separators=(",", ":")) + "\n"
@@ -208,8 +213,10 @@ class Auditor:
         agent: str | None = None,
         decided_by: Mapping[str, str | None] | None = None,
         toolsets: Iterable[str] = (),
+        plan: str | None = None,
     ) -> None:
-        """Write one record: `toolsets` are those the caller came through (an endpoint, a bound token)."""
+        """Write one record: `toolsets` are those the caller came through (an endpoint, a bound token);
+        `plan`, the plan a decided call belongs to."""
         if self.sink is None:
             return
         self.sink.write(
@@ -226,6 +233,7 @@ class Auditor:
                 agent=agent,
                 decided_by=decided_by,
                 toolsets=tuple(sorted(toolsets)) or None,
+                plan=plan,
             )
         )
 
@@ -243,6 +251,7 @@ class Auditor:
             agent=pending.agent,
             decided_by=decided_by,
             toolsets=pending.toolsets,
+            plan=pending.plan,
         )
 
 

@@ -30,6 +30,21 @@ class Principal:
 
 
 @dataclass(frozen=True, slots=True)
+class InPlan:
+    """The plan a program's calls belong to (`gateway.gate.plans`), set by the gateway, never by a model.
+
+    Drawn (`drawing`): each destructive call is held with its preview and not run, nor asked about
+    one at a time. Run: the gate lets through the `writes` (their pending ids) a person approved,
+    each once, for the same tool and canonical arguments; any other destructive call is asked about
+    as usual.
+    """
+
+    plan_id: str
+    drawing: bool
+    writes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class ToolContext:
     """The immutable context of one call, handed to handlers and permission checks."""
 
@@ -38,6 +53,7 @@ class ToolContext:
     cwd: str = "."
     call_id: str = field(default_factory=lambda: os.urandom(6).hex())  # 12 hex digits, 48 random bits
     resources: Mapping[type, object] = field(default_factory=lambda: _EMPTY)
+    plan: InPlan | None = None  # a call made by a program drawing a plan, or running an approved one
 
     def require(self, kind: type[T]) -> T:
         """The resource the host registered for `kind` (a backend, a client).
@@ -86,6 +102,8 @@ class PendingConfirmation:
     agent: str | None = None
     session: str | None = None
     toolsets: tuple[str, ...] = ()  # the named toolsets the caller was confined to, sorted (for the audit)
+    plan: str | None = None
+    """The plan this call is a write of (`InPlan`); on a plan's own record, its own id."""
 
 
 Status = Literal["ok", "error", "confirmation_required"]

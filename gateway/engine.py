@@ -30,7 +30,7 @@ from .audit import Auditor, AuditSink, Outcome, Redactor, redact_secrets
 from .catalog import Catalog
 from .context import ErrorInfo, PendingConfirmation, Principal, Problem, ToolContext, ToolResult
 from .definition import ToolDefinition
-from .errors import ToolFailed, ToolInputError, UnknownTool
+from .errors import ToolFailed, ToolInputError, UnknownTool, UserError
 from .gate.confirmation import (
     HOST,
     ConfirmationGate,
@@ -40,6 +40,7 @@ from .gate.confirmation import (
     Refused,
     describe_call,
 )
+from .gate.plans import Decided, Plans
 from .indexes import Indexes
 from .limits import Limiter
 from .meta_tools import build_meta_catalog
@@ -335,6 +336,7 @@ class Gateway:
                 describe=described,
                 counted=taken.rows,  # given back if the call is held and never runs
                 counted_at=taken.at,
+                plan=ctx.plan,  # a program drawing a plan, or running one a person approved
             )
             if isinstance(decision, NeedsConfirmation):
                 audit("pending_confirmation")
@@ -362,28 +364,57 @@ class Gateway:
             d.name, ctx.call_id, "ok", output=to_jsonable(output), duration_ms=_elapsed_ms(start)
         )
 
-    def approve(self, pending_id: str, *, decided_by: DecidedBy = HOST) -> PendingConfirmation | None:
-        """Host side: approve a pending destructive call (never reachable by the model).
+    def approve(
+        self, pending_id: str, *, decided_by: DecidedBy = HOST, only: Collection[int] | None = None
+    ) -> PendingConfirmation | None:
+        """Host side: approve a pending destructive call, or a program's plan (never reachable by the model).
 
-        `decided_by` says who decided (the channel and the operator); the decision is audited.
-        None when the call is unknown, expired or already decided.
+        `decided_by` says who decided (the channel and the operator); the decision is audited. For a
+        plan (`gateway.gate.plans`), `only` names the writes approved (1 for the program's first;
+        None: all), and the others are declined, each with its own audit line naming the plan.
+        None when the call or plan is unknown, expired or already decided.
 
         Raises:
             ApprovalRefused: approvals from that channel are not allowed (`[confirmation] approvers`), the
                 credential deciding made the call, or its paused program ended with its process.
+            UserError: `only` for a single call, or naming no write of the plan.
         """
+        plans = Plans(self.gate)
+        if plans.record(pending_id) is not None:
+            decided = plans.approve(pending_id, decided_by=decided_by, only=only)
+            if decided is not None:
+                self._audit_plan(decided, decided_by)
+            return decided.plan if decided is not None else None
+        if only is not None:
+            raise UserError(f"{pending_id} is one call, not a plan: approve it whole, or deny it")
         approved = self.gate.approve(pending_id, decided_by=decided_by)
         if approved is not None:
             self.auditor.decided(approved, "approved_by_host", decided_by.as_json())
         return approved
 
     def deny(self, pending_id: str, *, decided_by: DecidedBy = HOST) -> bool:
-        """Host side: decline a pending destructive call (from any channel); the decision is audited."""
+        """Host side: decline a pending destructive call, or a plan and all its writes (from any
+        channel); the decision is audited."""
+        plans = Plans(self.gate)
+        if plans.record(pending_id) is not None:
+            decided = plans.deny(pending_id)
+            if decided is not None:
+                self._audit_plan(decided, decided_by)
+            return decided is not None
         record = self.gate.store.get(pending_id)
         denied = self.gate.deny(pending_id)
         if denied and record is not None:
             self.auditor.decided(record.pending, "denied_by_host", decided_by.as_json())
         return denied
+
+    def _audit_plan(self, decided: Decided, decided_by: DecidedBy) -> None:
+        """A line for the plan's decision (approved when any write is) and one for each of its writes."""
+        who = decided_by.as_json()
+        self.auditor.decided(decided.plan, "approved_by_host" if decided.approved else "denied_by_host", who)
+        for pending in decided.approved:
+            self.auditor.decided(pending, "approved_by_host", who)
+        for pending in decided.declined:
+            self.auditor.decided(pending, "denied_by_host", who)
 
     # -- pieces ------------------------------------------------------------------------
 

@@ -39,6 +39,7 @@ GateCode = Literal[
     "confirmation_used",
     "confirmation_pending",
     "confirmation_unavailable",
+    "plan_changed",
 ]
 """The confirmation gate refused a destructive call (`declined` is a person's no, a `FailureCode`)."""
 

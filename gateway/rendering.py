@@ -18,7 +18,7 @@ from typing import Any, NotRequired, TypedDict, cast, final
 from pydantic import ValidationError
 from pydantic_core import to_jsonable_python
 
-from .context import ErrorInfo, Problem, ToolResult
+from .context import ErrorInfo, PendingConfirmation, Problem, ToolResult
 from .definition import ToolDefinition
 from .errors import ErrorCode, FailureCode, RateLimited, ToolFailed, ToolInputError, UnknownTool
 
@@ -216,6 +216,18 @@ PROGRAM_PAUSED = (
     "confirmation set to the pending_id; the program resumes where it stopped."
 )
 
+PLAN_DRAWN = (
+    "Show the user the plan and ask them to approve it: all of its writes, some, or none. Once they "
+    "decided, call run_code again with confirmation set to the pending_id: the program runs for real, "
+    "and only the writes they approved run."
+)
+
+
+def _next_step(pending: PendingConfirmation, tool: str) -> str:
+    if pending.plan is not None and pending.plan == pending.pending_id:  # a program's plan
+        return PLAN_DRAWN
+    return PROGRAM_PAUSED if tool == "run_code" else INVOKE_PAUSED
+
 
 def result_payload(result: ToolResult) -> Any:
     """The JSON value the model receives for a result."""
@@ -226,7 +238,7 @@ def result_payload(result: ToolResult) -> Any:
             "status": "confirmation_required",
             "pending_id": result.pending.pending_id,
             "preview": result.pending.preview,
-            "next_step": PROGRAM_PAUSED if result.tool == "run_code" else INVOKE_PAUSED,
+            "next_step": _next_step(result.pending, result.tool),
         }
     return to_jsonable(result.output)
 

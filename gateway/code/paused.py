@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
 from ..audit import Auditor
-from ..context import PendingConfirmation, Principal, ToolContext
+from ..context import InPlan, PendingConfirmation, Principal, ToolContext
 from ..gate.confirmation import ConfirmationGate
 from ..gate.stores import Holders
 from ..settings.sections import CodeSettings
@@ -56,10 +56,12 @@ class Program:
     elapsed: float = 0.0  # seconds it has run, pauses excluded
     failed: str | None = None  # the call whose error was last raised inside the program
     printed: list[str] = field(default_factory=list)
+    plan: InPlan | None = None  # the plan it draws, or the approved plan it runs (`gate/plans.py`)
+    planned: list[PendingConfirmation] = field(default_factory=list)  # the writes held while drawing
 
     def inner(self, n: int) -> ToolContext:
-        """The context of the program's n-th call: its call id names the program."""
-        return dataclasses.replace(self.ctx, call_id=f"{self.ctx.call_id}.{n}")
+        """The context of the program's n-th call: its call id names the program; its plan, if any."""
+        return dataclasses.replace(self.ctx, call_id=f"{self.ctx.call_id}.{n}", plan=self.plan)
 
 
 @dataclass(frozen=True)

@@ -18,9 +18,11 @@ next process declines the calls of a process that ended without a clean stop: `p
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -30,7 +32,8 @@ from ..audit import Auditor, Outcome
 from ..context import ErrorInfo, PendingConfirmation, Principal, ToolContext, ToolResult
 from ..definition import ToolDefinition
 from ..errors import ToolFailed, ToolInputError
-from ..gate.confirmation import ConfirmationGate
+from ..gate.confirmation import ConfirmationGate, DecidedBy, decider_of
+from ..gate.plans import Plans
 from ..meta_tools import Backend as MetaBackend
 from ..meta_tools import DiscoverParams
 from ..rendering import error_info, to_jsonable
@@ -52,6 +55,10 @@ class Backend(MetaBackend, Protocol):
     auditor: Auditor
 
     def lookup(self, name: str, principal: Principal) -> ToolDefinition | None: ...
+
+    def approve(self, pending_id: str, *, decided_by: DecidedBy) -> PendingConfirmation | None: ...
+
+    def deny(self, pending_id: str, *, decided_by: DecidedBy) -> bool: ...
 
 
 @dataclass(frozen=True)
@@ -96,17 +103,22 @@ class Programs:
 
     # -- the tool's entry point ------------------------------------------------------------
 
-    async def run(self, code: str | None, confirmation: str | None, ctx: ToolContext) -> ToolResult:
-        """Run `code`, or resume the program paused on `confirmation`."""
+    async def run(
+        self, code: str | None, confirmation: str | None, ctx: ToolContext, *, plan: bool = False
+    ) -> ToolResult:
+        """Run `code` (drawing its plan when `plan`), resume the program paused on `confirmation`,
+        or run the program of the approved plan `confirmation`."""
         start = time.perf_counter()
-        if confirmation is not None:
+        if confirmation is not None and self._plans().record(confirmation) is not None:
+            result = await self._run_plan(confirmation, code, ctx)
+        elif confirmation is not None:
             result = await self._resume(confirmation, code, ctx)
         elif code is None or not code.strip():
             result = _error(ctx, text.needs_code())
         else:
-            program = Program(code, ctx)
+            program = Program(code, ctx, plan=Plans.draw() if plan else None)
             result = await self._start(program)
-        self._audit(ctx, code, result, start)
+        self._audit(ctx, code, confirmation, result, start)
         return result
 
     def close(self) -> None:
@@ -131,6 +143,14 @@ class Programs:
         except TimeoutError:  # every worker busy for as long as the program may run
             return _error(program.ctx, text.busy(self.settings.wall_seconds))
         return await self._drive(program, run, step, began)
+
+    async def _run_plan(self, plan_id: str, code: str | None, ctx: ToolContext) -> ToolResult:
+        """Run the program of an approved plan for real, its approved writes let through (once)."""
+        redeemed = self._plans().redeem(plan_id, code, ctx.principal, self._lookup(ctx))
+        if not isinstance(redeemed, tuple):
+            return _error(ctx, redeemed)
+        drawn, carried = redeemed
+        return await self._start(Program(drawn, ctx, plan=carried))
 
     async def _resume(self, pending_id: str, code: str | None, ctx: ToolContext) -> ToolResult:
         paused = self._paused.take(pending_id, ctx.principal)
@@ -168,10 +188,21 @@ class Programs:
     async def _drive(
         self, program: Program, run: Run, step: Step, began: float, resumed: _Value | _Raise | None = None
     ) -> ToolResult:
-        """Answer the program's calls until it ends, fails, reaches a limit or pauses.
+        """Answer the program's calls until it ends, fails, reaches a limit or pauses; then, for a
+        program that drew a plan, hold the plan, and for one that ran a plan, settle it.
 
         `resumed`: the answer to the call a restored program waits on (its approved call's result).
         """
+        result = await self._steps(program, run, step, began, resumed)
+        if program.plan is None or result.status == "confirmation_required":  # no plan, or paused
+            return result
+        if program.plan.drawing:
+            return await self._drawn(program, result) if program.planned else result
+        return self._settled(program, result)
+
+    async def _steps(
+        self, program: Program, run: Run, step: Step, began: float, resumed: _Value | _Raise | None
+    ) -> ToolResult:
         ctx = program.ctx
         try:
             if resumed is not None and isinstance(step, Asked):
@@ -228,6 +259,9 @@ class Programs:
             return _Raise(TypeError("call(name, args): name is a tool's name, as a string"))
         result = await self.backend.invoke(name, arguments, context=program.inner(n))
         if result.status == "confirmation_required" and result.pending is not None:
+            if program.plan is not None and result.pending.plan == program.plan.plan_id:
+                program.planned.append(result.pending)  # drawing: held with the plan's other writes
+                return _Value(text.planned(len(program.planned)))
             return _Pause(name, result.pending)  # it runs once approved
         return self._answer_of(program, name, result)
 
@@ -278,6 +312,61 @@ class Programs:
             return _Raise(RuntimeError(text.tool_error("schema", error_info(exc))))
         d = self.backend.lookup(answer["name"], principal)
         return _Value(text.stub(d) if d is not None else to_jsonable(answer))
+
+    # -- plans -----------------------------------------------------------------------------------
+
+    def _plans(self) -> Plans:
+        return Plans(self.backend.gate)  # looked up each time: a host may replace its gate
+
+    def _lookup(self, ctx: ToolContext) -> Callable[[str], ToolDefinition | None]:
+        return lambda name: self.backend.lookup(name, ctx.principal)
+
+    async def _drawn(self, program: Program, result: ToolResult) -> ToolResult:
+        """Hold the plan the program drew, for a person to approve as one set.
+
+        A program that stopped with an error after some writes (one may have needed a write's real
+        result) holds the writes it made, saying where it stopped. An approver that answers at once
+        (a terminal, a host's callback) is asked once for the whole plan, which then runs.
+        """
+        assert program.plan is not None
+        ctx = program.ctx
+        stopped = result.error.message if result.error is not None else None
+        pending = self._plans().hold(
+            program.plan,
+            code=program.code,
+            principal=ctx.principal,
+            session=ctx.session_id,
+            writes=program.planned,
+            lookup=self._lookup(ctx),
+            stopped=stopped,
+        )
+        gate = self.backend.gate
+        decider = decider_of(gate.approver)
+        if gate.approver is None or not gate.allows(decider.channel):
+            return ToolResult(text.NAME, ctx.call_id, "confirmation_required", pending=pending)
+        answer = gate.approver(pending)
+        if inspect.isawaitable(answer):
+            answer = await answer
+        if answer is not True:
+            self.backend.deny(pending.pending_id, decided_by=decider)
+            return _error(ctx, text.plan_declined(len(program.planned)))
+        self.backend.approve(pending.pending_id, decided_by=decider)
+        return await self._run_plan(pending.pending_id, None, ctx)
+
+    def _settled(self, program: Program, result: ToolResult) -> ToolResult:
+        """The answer of a program that ran an approved plan, with what became of the plan's writes:
+        the approved ones it did not make this time are declined, and named."""
+        assert program.plan is not None
+        not_made = self._plans().settle(program.plan)
+        if result.error is not None:
+            if not not_made:
+                return result
+            info = result.error
+            more = text.not_made_sentence(not_made)
+            return _error(program.ctx, ErrorInfo(info.code, f"{info.message} {more}", info.next_step))
+        out = dict(result.output)
+        out["plan"] = text.plan_report(program.plan.plan_id, not_made)
+        return ToolResult(text.NAME, program.ctx.call_id, "ok", output=out)
 
     # -- endings -------------------------------------------------------------------------------
 
@@ -350,8 +439,13 @@ class Programs:
         """The pending ids programs wait on, oldest first."""
         return self._paused.ids()
 
-    def _audit(self, ctx: ToolContext, code: str | None, result: ToolResult, start: float) -> None:
-        """One line for the program itself; its calls' lines carry call ids `<this call id>.<n>`."""
+    def _audit(
+        self, ctx: ToolContext, code: str | None, confirmation: str | None, result: ToolResult, start: float
+    ) -> None:
+        """One line for the program itself; its calls' lines carry call ids `<this call id>.<n>`.
+
+        A program that drew a plan has the plan's id as its pending id; one run for a plan, or
+        resumed, names the id it was given (`confirmation`)."""
         outcome: Outcome = {"ok": "executed", "confirmation_required": "pending_confirmation"}.get(
             result.status, "failed"
         )  # type: ignore[assignment]
@@ -363,7 +457,7 @@ class Programs:
             outcome=outcome,
             duration_ms=(time.perf_counter() - start) * 1000,
             error_code=result.error.code if result.error else None,
-            params={"code": code} if code else None,
+            params={k: v for k, v in (("code", code), ("confirmation", confirmation)) if v} or None,
             agent=ctx.principal.agent,
             toolsets=ctx.principal.toolsets,
         )

@@ -26,9 +26,8 @@ DESCRIPTION = (
     "line). In it: discover(query, limit=10)['tools'] finds tools, as Python signatures; schema(name) "
     "describes one in full; call(name, args) or call(name, **args) runs one and returns its output. A "
     "failed call raises ToolError; a call the user declines raises Declined. A destructive call pauses "
-    "the program and returns a pending_id: ask the user, and once they approve, call run_code again "
-    "with confirmation set to it; the program resumes where it stopped. No files, network or imports "
-    "beyond json, re, math and datetime."
+    "the program with a pending_id: once the user approves, call run_code with confirmation set to it, "
+    "and it resumes where it stopped. No files, network or imports beyond json, re, math and datetime."
 )
 ALONE_DESCRIPTION = (
     "Run a short Python program over a catalog of tools, which are not listed here; only its result "
@@ -36,13 +35,13 @@ ALONE_DESCRIPTION = (
     "limit=10)['tools'] finds tools, as Python signatures; schema(name) describes one in full; "
     "call(name, args) or call(name, **args) runs one. Never guess a tool's name: a first program "
     "finds the tools, the next calls them. A failed call raises ToolError; a declined one raises "
-    "Declined. A destructive call pauses the program and returns a pending_id: ask the user, and once "
-    "they approve, call run_code again with confirmation set to it; the program resumes where it "
-    "stopped. No files, network or imports beyond json, re, math and datetime."
+    "Declined. A destructive call pauses the program with a pending_id: once the user approves, call "
+    "run_code with confirmation set to it, and it resumes where it stopped. No files, network or "
+    "imports beyond json, re, math and datetime."
 )
 """run_code's description when it is offered alone (`[code] only`): it is the model's only way in."""
 CODE_DESCRIPTION = "The program; the value of its last line is the result."
-CONFIRMATION_DESCRIPTION = "The pending_id, once the user approved: resumes the paused program."
+CONFIRMATION_DESCRIPTION = "The pending_id, once the user approved: resumes the program, or runs the plan."
 
 # -- found tools, as a program calls them ---------------------------------------------------------
 
@@ -388,3 +387,38 @@ def other_program() -> ErrorInfo:
         "That confirmation belongs to a paused program with different code.",
         "Call run_code with only confirmation set to resume that program.",
     )
+
+
+# -- plans: a program's writes approved as one set ---------------------------------------------
+
+PLAN_DESCRIPTION = "Hold destructive calls (each returns {'planned': n}) for the user to approve as one set."
+
+
+def planned(n: int) -> dict[str, int]:
+    """What a program drawing a plan gets from its n-th write: a placeholder, nothing ran."""
+    return {"planned": n}
+
+
+def plan_declined(writes: int) -> ErrorInfo:
+    return ErrorInfo(
+        "declined",
+        f"The user declined the plan: none of its {writes} write{'s' if writes != 1 else ''} ran.",
+        "Do not retry; ask the user what to do instead.",
+    )
+
+
+def not_made_sentence(not_made: Sequence[Any]) -> str:
+    """What became of approved writes a plan's program did not make when it ran for real."""
+    n = len(not_made)
+    return (
+        f"{n} approved write{'s' if n != 1 else ''} of the plan {'were' if n != 1 else 'was'} not made "
+        f"this time, and will not run: {'; '.join(p.preview for p in not_made)}"
+    )
+
+
+def plan_report(plan_id: str, not_made: Sequence[Any]) -> dict[str, Any]:
+    """The `plan` part of a program's answer when it ran an approved plan."""
+    report: dict[str, Any] = {"pending_id": plan_id}
+    if not_made:
+        report["not_made"] = [p.preview for p in not_made]
+    return report

@@ -31,6 +31,7 @@ class RunCodeParams(BaseModel):
         description=text.CONFIRMATION_DESCRIPTION,
         json_schema_extra=_unlisted("maxLength"),
     )
+    plan: bool = Field(False, description=text.PLAN_DESCRIPTION)
 
 
 def run_code_definition(programs: Programs, *, alone: bool = False) -> ToolDefinition:
@@ -38,7 +39,7 @@ def run_code_definition(programs: Programs, *, alone: bool = False) -> ToolDefin
     description says everything the model needs to find and call tools."""
 
     async def run_code(params: RunCodeParams, ctx: ToolContext) -> ToolResult:
-        return await programs.run(params.code, params.confirmation, ctx)
+        return await programs.run(params.code, params.confirmation, ctx, plan=params.plan)
 
     return ToolDefinition(
         name=text.NAME,

@@ -34,7 +34,7 @@ from typing import Any, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel
 
-from ..context import PendingConfirmation, Principal, ToolContext
+from ..context import InPlan, PendingConfirmation, Principal, ToolContext
 from ..definition import ToolDefinition
 from ..errors import ErrorCode, ToolFailed, UserError
 from ..rendering import shown
@@ -69,19 +69,24 @@ class DecidedBy:
     """Who approved or declined a pending call: the channel, and the operator when known.
 
     "model" is recorded, never configured: in the opt-in "model" mode the model confirms by
-    re-sending the pending id.
+    re-sending the pending id. "plan" is recorded too: a write a person approved as part of the plan
+    `plan` (whose decision lines in the audit log say who).
 
     `credential` is the principal of the credential that decided, when one did (a bearer token at
     the console): the gate refuses an approval from the principal that made the call.
     """
 
-    channel: Channel | Literal["model"]
+    channel: Channel | Literal["model", "plan"]
     operator: str | None = None
     credential: str | None = None
+    plan: str | None = None
 
     def as_json(self) -> dict[str, str | None]:
         """As the audit log records it."""
-        return {"channel": self.channel, "operator": self.operator}
+        recorded = {"channel": self.channel, "operator": self.operator}
+        if self.plan is not None:
+            recorded["plan"] = self.plan
+        return recorded
 
 
 HOST = DecidedBy("host")
@@ -289,15 +294,18 @@ class ConfirmationGate:
         describe: Describer | None = None,
         counted: tuple[tuple[str, str, float, float], ...] = (),
         counted_at: float = 0.0,
+        plan: InPlan | None = None,
     ) -> Decision:
         """Whether the call may run now. `counted`: what the limits counted the call against (kept
-        with a held call, given back if it never runs). A store that does not answer refuses the
-        call (`confirmation_unavailable`): nothing runs without a decision on record."""
+        with a held call, given back if it never runs). `plan`: the plan the call's program draws
+        (the call is held, nobody is asked) or runs (an approved write of it proceeds). A store that
+        does not answer refuses the call (`confirmation_unavailable`): nothing runs without a
+        decision on record."""
         if not tool.is_destructive:
             return Proceed()
         try:
             return await self._check(
-                tool, params, principal, confirmation, session, describe, counted, counted_at
+                tool, params, principal, confirmation, session, describe, counted, counted_at, plan
             )
         except StoreUnavailable as exc:
             log.warning("the confirmation store is not answering; %s was refused: %s", tool.name, exc)
@@ -329,6 +337,7 @@ class ConfirmationGate:
         describe: Describer | None,
         counted: tuple[tuple[str, str, float, float], ...],
         counted_at: float,
+        plan: InPlan | None,
     ) -> Decision:
         if self.mode == "deny":
             return Refused(
@@ -339,6 +348,10 @@ class ConfirmationGate:
         binding = self._binding(tool, params, principal)
         if confirmation is not None:
             return await self._io(self._redeem, confirmation, binding)
+        if plan is not None and not plan.drawing:  # a write of an approved plan, or one outside it
+            carried = await self._io(self._carried, plan, binding)
+            if carried is not None:
+                return carried
         shown = preview(tool, params, await describe() if describe is not None else ())
         if len(shown.encode()) > self.max_preview_bytes:  # refused rather than cut: nothing runs unseen
             return too_large_to_show(tool, len(shown.encode()), self.max_preview_bytes)
@@ -352,8 +365,11 @@ class ConfirmationGate:
             agent=principal.agent,
             session=session,
             toolsets=tuple(sorted(principal.toolsets)),
+            plan=plan.plan_id if plan is not None and plan.drawing else None,
         )
         await self._io(self.store.put, Record(pending, binding, "pending", counted, counted_at))
+        if pending.plan is not None:  # a write of the plan being drawn: decided with the others
+            return NeedsConfirmation(pending)
         decider = decider_of(self.approver)
         if self.approver is None or not self.allows(decider.channel):  # waits for an allowed channel
             return NeedsConfirmation(pending)
@@ -380,6 +396,12 @@ class ConfirmationGate:
                 "confirmation_invalid",
                 "That confirmation id is not valid.",
                 "Call invoke_tool again without 'confirmation' to get a new pending id.",
+            )
+        if record.pending.plan is not None:  # a plan, or one of its writes: they run as one program
+            return Refused(
+                "confirmation_invalid",
+                "That id is a plan's, or one write of a plan: it runs only with its program.",
+                "Call run_code with confirmation set to the plan's pending_id once the user approved it.",
             )
         if not hmac.compare_digest(record.binding, binding):
             return Refused(
@@ -417,6 +439,37 @@ class ConfirmationGate:
             "Show the user the preview and wait for their approval before calling again with this id.",
         )
 
+    def _carried(self, plan: InPlan, binding: str) -> Decision | None:
+        """The decision on a write of the plan being run: one of its writes a person approved for
+        this tool, these canonical arguments and this principal (used once), or one they declined;
+        None when no write of the plan is this call (it is asked about as usual)."""
+        declined = False
+        for pending_id in plan.writes:
+            record = self.store.get(pending_id)
+            if (
+                record is None
+                or record.pending.plan != plan.plan_id
+                or not hmac.compare_digest(record.binding, binding)
+                or self._clock() > record.pending.expires_at
+            ):
+                continue
+            if record.state == "denied":
+                declined = True
+            elif record.state == "approved" and self.store.transition(pending_id, ("approved",), "used"):
+                self._give_back(record)  # this call was counted as it came; the held one is not
+                return Proceed(approved=True, decided_by=DecidedBy("plan", plan=plan.plan_id))
+        if declined:
+            return Refused(
+                "declined",
+                "The user declined this write of the plan.",
+                "Do not retry; ask the user what to do instead.",
+            )
+        return None
+
+    def bind_plan(self, parts: Mapping[str, Any]) -> str:
+        """The binding of a plan to `parts` (its program, principal, roles, tools), by this gate's secret."""
+        return hmac.new(self._secret, canonical_json({"plan": parts}).encode(), hashlib.sha256).hexdigest()
+
     def now(self) -> float:
         """The gate's clock, which pending confirmations expire by."""
         return self._clock()
@@ -432,28 +485,45 @@ class ConfirmationGate:
             ApprovalRefused: `decided_by`'s channel may not approve here, its credential is the
                 principal that made the call, or the call's paused program ended with its process.
         """
+        self.may_approve(None, decided_by)  # the channel first
+        if (ended := why_ended(self.store, pending_id)) is not None:
+            raise ProgramEnded(ended)
+        record = self.store.get(pending_id)
+        if record is None or self._clock() > record.pending.expires_at:
+            return None
+        self.may_approve(record, decided_by)
+        updated = self.store.transition(pending_id, ("pending",), "approved")
+        return updated.pending if updated else None
+
+    def may_approve(self, record: Record | None, decided_by: DecidedBy) -> None:
+        """Refuse an approval by `decided_by` of `record` (None: a call not known or expired).
+
+        Raises:
+            ApprovalRefused: the channel may not approve here, or its credential made the call.
+        """
         if not self.allows(decided_by.channel):
             allowed = ", ".join(c for c in CHANNELS if c in self.approvers) or "none"
             raise ApprovalRefused(
                 f"approvals from the {decided_by.channel} are not allowed here "
                 f"([confirmation] approvers: {allowed})"
             )
-        if (ended := why_ended(self.store, pending_id)) is not None:
-            raise ProgramEnded(ended)
-        record = self.store.get(pending_id)
-        if record is None or self._clock() > record.pending.expires_at:
-            return None
-        if decided_by.credential is not None and decided_by.credential == record.pending.principal:
+        if (
+            record is not None
+            and decided_by.credential is not None
+            and decided_by.credential == record.pending.principal
+        ):
             raise ApprovalRefused(
                 f"{decided_by.credential} made this call, so it cannot approve it: "
                 "another operator must (a call is never approved by the credential that made it)"
             )
-        updated = self.store.transition(pending_id, ("pending",), "approved")
-        return updated.pending if updated else None
 
     def deny(self, pending_id: str) -> bool:
         """Host side: decline a pending call (any channel may decline)."""
         return self._never_runs(pending_id, ("pending",))
+
+    def withdraw(self, pending_id: str) -> bool:
+        """Decline a call approved but never made (a plan's write its program did not make again)."""
+        return self._never_runs(pending_id, ("approved",))
 
     async def sweep(self, every: float = SWEEP_SECONDS) -> None:
         """Decline the held calls that expired unanswered (at most once every `every` seconds), so that
@@ -484,14 +554,20 @@ class ConfirmationGate:
         record = self.store.transition(pending_id, from_states, "denied")
         if record is None:
             return False
+        self._give_back(record)
+        return True
+
+    def _give_back(self, record: Record) -> None:
+        """Give back what the held call counted against the limits (it never runs as held)."""
         if record.counted:
             try:
                 self.unused(record)
             except Exception:  # a limit's store that fails costs a refund, never the decision
                 log.warning(
-                    "could not give back what %s counted against its limits", pending_id, exc_info=True
+                    "could not give back what %s counted against its limits",
+                    record.pending.pending_id,
+                    exc_info=True,
                 )
-        return True
 
     def pending(self) -> list[PendingConfirmation]:
         """Calls waiting for the host, oldest first, unexpired."""

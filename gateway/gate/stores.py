@@ -75,6 +75,7 @@ def record_to_json(record: Record) -> str:
             "agent": p.agent,
             "session": p.session,
             "toolsets": list(p.toolsets),
+            "plan": p.plan,
             "binding": record.binding,
             "counted": [list(c) for c in record.counted],
             "counted_at": record.counted_at,

@@ -38,7 +38,7 @@ def call(gw: Gateway, name: str, arguments: dict[str, Any]) -> ToolResult:
 
 
 @pytest.mark.filterwarnings("ignore:open_binary:DeprecationWarning")  # bpe-openai reading its vocabulary
-def test_with_only_run_code_is_the_one_meta_tool_and_its_description_stands_alone_within_250_tokens(
+def test_with_only_run_code_is_the_one_meta_tool_and_its_description_stands_alone_within_290_tokens(
     alone: tuple[Gateway, MemoryAuditLog, Programs], snapshot: SnapshotAssertion
 ) -> None:
     from bpe_openai import get_encoding
@@ -48,7 +48,7 @@ def test_with_only_run_code_is_the_one_meta_tool_and_its_description_stands_alon
     assert [d["name"] for d in definitions] == ["run_code"]
     assert definitions[0]["description"] == text.ALONE_DESCRIPTION
     assert definitions == snapshot
-    assert len(get_encoding("cl100k_base").encode(json.dumps(definitions))) <= 250
+    assert len(get_encoding("cl100k_base").encode(json.dumps(definitions))) <= 290
 
 
 @pytest.mark.parametrize("name", ["invoke_tool", "discover_tools", "get_tool_schema", "notes_create"])

@@ -18,7 +18,7 @@ from ..sample_tools import ALL_TOOLS
 
 
 @pytest.mark.filterwarnings("ignore:open_binary:DeprecationWarning")  # bpe-openai reading its vocabulary
-def test_run_codes_definition_is_pinned_and_within_250_tokens(snapshot: SnapshotAssertion) -> None:
+def test_run_codes_definition_is_pinned_and_within_260_tokens(snapshot: SnapshotAssertion) -> None:
     from bpe_openai import get_encoding
 
     gw = Gateway(Catalog(ALL_TOOLS))
@@ -28,7 +28,7 @@ def test_run_codes_definition_is_pinned_and_within_250_tokens(snapshot: Snapshot
     finally:
         programs.close()
     assert definition == snapshot
-    assert len(get_encoding("cl100k_base").encode(json.dumps(definition))) <= 250
+    assert len(get_encoding("cl100k_base").encode(json.dumps(definition))) <= 260
 
 
 def test_the_errors_a_program_ends_with_are_pinned(snapshot: SnapshotAssertion) -> None:
