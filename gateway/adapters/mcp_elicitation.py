@@ -30,6 +30,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from ..context import PendingConfirmation, ToolContext, ToolResult
 from ..engine import Gateway
 from ..gate.confirmation import ApprovalRefused, DecidedBy
+from ..gate.plans import is_plan
 from . import mcp
 
 log = logging.getLogger("gateway.mcp")
@@ -165,6 +166,8 @@ def _can_elicit(ctx: ServerRequestContext[Any]) -> bool:
 
 def _question(pending: PendingConfirmation) -> str:
     # In full: the preview is escaped already, and a call whose preview is too long was refused.
+    if is_plan(pending):  # a program's writes, one per line: approved or declined together here
+        return f"Approve all of these writes? {pending.preview}"
     return f"Approve this action? {pending.preview}"
 
 

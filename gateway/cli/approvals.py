@@ -12,7 +12,9 @@ import time
 
 from ..context import PendingConfirmation
 from ..engine import Gateway
-from ..gate.confirmation import ApprovalRefused, DecidedBy
+from ..errors import UserError
+from ..gate.confirmation import DecidedBy
+from ..gate.plans import is_plan, writes_of
 from ..rendering import shown, to_jsonable
 from .messages import NO_TERMINAL, answered_yes
 from .output import dump
@@ -51,7 +53,10 @@ class TerminalApprover:
         self.decided_by = terminal_operator()
 
     def __call__(self, pending: PendingConfirmation) -> bool:
-        print(wrapped(pending.preview, "gateway: confirmation needed: ", "gateway:   "), file=sys.stderr)
+        first, *more = pending.preview.split("\n")  # a plan: its summary, then each write on its own line
+        print(wrapped(first, "gateway: confirmation needed: ", "gateway:   "), file=sys.stderr)
+        for line in more:
+            print(wrapped(line, "gateway:   ", "gateway:       "), file=sys.stderr)
         if self.assume_yes:
             print("gateway: approved by --yes.", file=sys.stderr)
             return True
@@ -85,6 +90,7 @@ def list_pending(gw: Gateway, args: argparse.Namespace) -> int:
                         "principal": p.principal,
                         "toolsets": list(p.toolsets),
                         "expires_at": p.expires_at,
+                        "plan": p.plan,
                     }
                     for p in waiting
                 ]
@@ -94,12 +100,19 @@ def list_pending(gw: Gateway, args: argparse.Namespace) -> int:
     if not waiting:
         print("No call is waiting for approval.")
     for p in waiting:
+        if p.plan is not None and not is_plan(p):  # a write of a plan: listed, numbered, under its plan
+            continue
         left = max(0, round(p.expires_at - time.time()))
         who = shown(p.principal)
         if p.toolsets:  # the endpoint's or the bound token's: what the caller could see and do
             who += f", through toolset{'s' if len(p.toolsets) > 1 else ''} {shown(', '.join(p.toolsets))}"
-        print(f"{p.pending_id}  {shown(p.tool)}  (for {who}, expires in {left} s)\n{wrapped(p.preview)}")
+        print(f"{p.pending_id}  {shown(p.tool)}  (for {who}, expires in {left} s)\n{previewed(p)}")
     return 0
+
+
+def previewed(p: PendingConfirmation, indent: str = "    ") -> str:
+    """A pending call's preview in full, wrapped; a plan's line by line (its summary, then each write)."""
+    return "\n".join(wrapped(line, indent, indent + "    ") for line in p.preview.split("\n"))
 
 
 def decide(gw: Gateway, args: argparse.Namespace) -> int:
@@ -110,11 +123,11 @@ def decide(gw: Gateway, args: argparse.Namespace) -> int:
     who = terminal_operator()  # the decision goes to the audit log with it, as the console's do
     try:
         done = (
-            gw.approve(args.pending_id, decided_by=who)
+            gw.approve(args.pending_id, decided_by=who, only=getattr(args, "only", None))
             if approve
             else gw.deny(args.pending_id, decided_by=who)
         )
-    except ApprovalRefused as exc:
+    except UserError as exc:  # not allowed here, its own caller, or --only naming no write of the plan
         print(f"gateway: {exc}", file=sys.stderr)
         return 1
     if not done or found is None:
@@ -122,8 +135,25 @@ def decide(gw: Gateway, args: argparse.Namespace) -> int:
             f"gateway: no call {args.pending_id!r} is waiting (unknown, expired or decided)", file=sys.stderr
         )
         return 1
-    verb = (
-        "approved: it runs when the agent calls again with this id" if args.command == "approve" else "denied"
-    )
-    print(f"{shown(found.tool)} {verb}\n{wrapped(found.preview)}")
+    if is_plan(found):
+        print(_plan_decided(found, approve, getattr(args, "only", None)))
+        return 0
+    verb = "approved: it runs when the agent calls again with this id" if approve else "denied"
+    print(f"{shown(found.tool)} {verb}\n{previewed(found)}")
     return 0
+
+
+def _plan_decided(plan: PendingConfirmation, approve: bool, only: list[int] | None) -> str:
+    writes = len(writes_of(plan))
+    if not approve:
+        verb = f"denied: none of its {writes} writes will run"
+    elif only is None:
+        verb = f"approved: its {writes} writes run when the agent runs the plan"
+    else:
+        kept = sorted(set(only))
+        left = [n for n in range(1, writes + 1) if n not in kept]
+        verb = (
+            f"approved in part: write{'s' if len(kept) > 1 else ''} {', '.join(map(str, kept))} run "
+            f"when the agent runs the plan; {', '.join(map(str, left)) or 'none'} declined"
+        )
+    return f"plan {verb}\n{previewed(plan)}"

@@ -61,6 +61,37 @@ def _page_size(text: str) -> int:
     return value
 
 
+def _numbers(text: str) -> list[int]:
+    """An `--only`: write numbers, comma-separated (`1,3`), each 1 or more."""
+    try:
+        numbers = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        numbers = []
+    if not numbers or min(numbers) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a list of write numbers such as 1,3")
+    return numbers
+
+
+def _approvals(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser
+) -> None:
+    """`gateway pending`, `gateway approve ID [--only N,M]`, `gateway deny ID`."""
+    sub.add_parser(
+        "pending", parents=[common], help="destructive calls waiting for approval (on a shared store)"
+    )
+    for verb, what in (
+        ("approve", "approve a pending call or a program's plan: it runs when redeemed"),
+        ("deny", "decline it (a plan: every write of it)"),
+    ):
+        sub.add_parser(verb, parents=[common], help=what).add_argument("pending_id")
+    sub.choices["approve"].add_argument(
+        "--only",
+        type=_numbers,
+        metavar="N,M",
+        help="of a plan, approve only these writes (numbered as `gateway pending` lists them); decline the rest",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="gateway", description="A large tool catalog behind three meta-tools."
@@ -111,11 +142,7 @@ def build_parser() -> argparse.ArgumentParser:
     tools.add_argument(
         "--category", help="the new tool's category (tools new; default: its name's first word)"
     )
-    sub.add_parser(
-        "pending", parents=[common], help="destructive calls waiting for approval (on a shared store)"
-    )
-    for verb, what in (("approve", "approve a pending call: it runs when redeemed"), ("deny", "decline it")):
-        sub.add_parser(verb, parents=[common], help=what).add_argument("pending_id")
+    _approvals(sub, common)
     sub.add_parser(
         "limits", parents=[common], help="each rate limit and quota, and what is left of it (docs/limits.md)"
     )

@@ -13,12 +13,14 @@ from __future__ import annotations
 import json
 import re
 import time
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..context import PendingConfirmation
 from ..engine import Gateway
 from ..gate.confirmation import DecidedBy
+from ..gate.plans import Plans, is_plan, writes_of
 from ..rendering import shown, to_jsonable
 
 Verdict = Literal["approved", "denied", "gone"]
@@ -31,8 +33,18 @@ def valid_id(pending_id: str) -> bool:
 
 
 @dataclass(frozen=True)
+class Write:
+    """One write of a plan: its number (as the program made it) and its full preview."""
+
+    number: int
+    tool: str
+    preview: str
+    exact: Any
+
+
+@dataclass(frozen=True)
 class Waiting:
-    """One pending call as the console shows it."""
+    """One pending call, or one program's plan, as the console shows it."""
 
     pending_id: str
     tool: str
@@ -45,21 +57,51 @@ class Waiting:
     toolsets: tuple[str, ...]  # those the caller was confined to (an endpoint's, a bound token's)
     expires_at: float
     seconds_left: int
+    groups: tuple[tuple[str, tuple[Write, ...]], ...] = ()
+    stopped: str = ""  # a plan whose program stopped after these writes: where, and what follows
+    """A plan's writes, grouped by tool in the order each tool first came (empty: a single call)."""
+
+    @property
+    def is_plan(self) -> bool:
+        return bool(self.groups)
 
 
 def waiting(gw: Gateway) -> list[Waiting]:
-    """The calls waiting for a decision, the one expiring first first."""
+    """The calls and plans waiting for a decision, the one expiring first first; a plan's writes
+    are shown within it, not on their own."""
     now = time.time()
-    return [_waiting(p, now) for p in gw.gate.pending()]
+    plans = Plans(gw.gate)
+    shown_calls = []
+    for p in gw.gate.pending():
+        if is_plan(p):
+            shown_calls.append(_waiting(p, now, _groups(plans, p)))
+        elif p.plan is None:
+            shown_calls.append(_waiting(p, now))
+    return shown_calls
 
 
-def _waiting(p: PendingConfirmation, now: float) -> Waiting:
+def _groups(plans: Plans, plan: PendingConfirmation) -> tuple[tuple[str, tuple[Write, ...]], ...]:
+    numbered = {pending_id: n for n, pending_id in enumerate(writes_of(plan), 1)}
+    grouped: dict[str, list[Write]] = {}
+    for record in plans.writes(plan):
+        w = record.pending
+        grouped.setdefault(w.tool, []).append(Write(numbered[w.pending_id], w.tool, w.preview, w.parameters))
+    return tuple((tool, tuple(writes)) for tool, writes in grouped.items())
+
+
+def _waiting(
+    p: PendingConfirmation, now: float, groups: tuple[tuple[str, tuple[Write, ...]], ...] = ()
+) -> Waiting:
+    if groups:  # a plan: its summary line (its writes follow it), and its program's text
+        about, details = p.preview.split("\n")[0], str(p.parameters.get("code", ""))
+    else:
+        about, details = p.preview, _indented(p.parameters)
     return Waiting(
         pending_id=p.pending_id,
         tool=p.tool,
-        preview=p.preview,
+        preview=about,
         # In full (the page wraps it), with control and bidirectional characters escaped.
-        parameters="\n".join(map(shown, _indented(p.parameters).split("\n"))),
+        parameters="\n".join(map(shown, details.split("\n"))),
         exact=p.parameters,
         principal=p.principal,
         agent=p.agent,
@@ -67,6 +109,8 @@ def _waiting(p: PendingConfirmation, now: float) -> Waiting:
         toolsets=p.toolsets,
         expires_at=p.expires_at,
         seconds_left=max(0, int(p.expires_at - now)),
+        groups=groups,
+        stopped=str(p.parameters.get("stopped", "")) if groups else "",
     )
 
 
@@ -85,23 +129,46 @@ def as_json(w: Waiting) -> dict[str, Any]:
         "session": w.session,
         "toolsets": list(w.toolsets),
         "expires_at": w.expires_at,
+        **(
+            {
+                "writes": [
+                    {
+                        "number": x.number,
+                        "tool": x.tool,
+                        "preview": x.preview,
+                        "parameters": to_jsonable(x.exact),
+                    }
+                    for _, writes in w.groups
+                    for x in sorted(writes, key=lambda x: x.number)
+                ]
+            }
+            if w.is_plan
+            else {}
+        ),
     }
 
 
-def decide(gw: Gateway, pending_id: str, *, approve: bool, who: str) -> Verdict:
-    """Approve or deny one pending call, for that id only; the decision goes to the audit log.
+def decide(
+    gw: Gateway, pending_id: str, *, approve: bool, who: str, only: Collection[int] | None = None
+) -> Verdict:
+    """Approve or deny one pending call, or a plan (`only`: the writes approved, the others
+    declined; none chosen declines the plan), for that id only; the decision goes to the audit log.
 
     "gone": the id is unknown, expired or already decided (nothing changed, nothing logged).
 
     Raises:
         ApprovalRefused: the console may not approve here, or `who` made this call.
+        UserError: `only` names no write of the plan.
     """
     record = gw.gate.store.get(pending_id)
     if record is None:
         return "gone"
     decided_by = DecidedBy("console", who, credential=who)
+    only = only if is_plan(record.pending) else None
+    if approve and only is not None and not only:  # a plan with no write chosen: nothing to run
+        approve = False
     if approve:
-        done = gw.approve(pending_id, decided_by=decided_by) is not None
+        done = gw.approve(pending_id, decided_by=decided_by, only=only) is not None
     else:
         done = time.time() <= record.pending.expires_at and gw.deny(pending_id, decided_by=decided_by)
     if not done:

@@ -54,7 +54,7 @@ class Pages:
             "approvals.html",
             page="approvals",
             waiting=approvals.waiting(self.gw),
-            done=done if done in ("approved", "denied", "gone", "refused", "ended") else "",
+            done=done if done in ("approved", "denied", "gone", "refused", "ended", "invalid") else "",
             done_id=request.query_params.get("id", "")[:64],
         )
 
@@ -70,11 +70,16 @@ class Pages:
             )
         verdict: str
         try:
-            verdict = approvals.decide(self.gw, pending_id, approve=verb == "approve", who=who)
+            only = await _chosen_writes(request, is_api)
+            verdict = approvals.decide(self.gw, pending_id, approve=verb == "approve", who=who, only=only)
         except ApprovalRefused as exc:
             if is_api:
                 return JSONResponse({"error": "forbidden", "message": str(exc)}, status_code=403)
             verdict = "ended" if isinstance(exc, ProgramEnded) else "refused"
+        except UserError as exc:  # a write number the plan does not have
+            if is_api:
+                return JSONResponse({"error": "invalid", "message": str(exc)}, status_code=400)
+            verdict = "invalid"
         if is_api:
             status = 200 if verdict != "gone" else 409
             return JSONResponse({"pending_id": pending_id, "result": verdict}, status_code=status)
@@ -289,3 +294,24 @@ class Pages:
             return JSONResponse({"error": "failed", "message": str(exc)}, status_code=500)
         root = request.scope.get("root_path", "")
         return RedirectResponse(f"{root}/catalog?accepted={'1' if done else '0'}", status_code=303)
+
+
+async def _chosen_writes(request: Request, is_api: bool) -> list[int] | None:
+    """The writes of a plan a person chose: the page's checked boxes (`only`, one per write), or the
+    API's `?only=1,3`; None when the request names none (a single call, or a whole plan by the API).
+
+    Raises:
+        UserError: a value that is no write number.
+    """
+    if is_api:
+        raw = request.query_params.get("only")
+        values = raw.split(",") if raw is not None else None
+    else:
+        form = await request.form()
+        values = [str(v) for v in form.getlist("only")] if "plan" in form else None
+    if values is None:
+        return None
+    try:
+        return [int(v) for v in values if v.strip()]
+    except ValueError:
+        raise UserError(f"{', '.join(values)[:100]!r} is not a list of write numbers such as 1,3") from None

@@ -134,16 +134,18 @@ class Plans:
         """
         tools = {w.tool for w in writes}
         lines = [f"A program's plan of {summary(writes)}.", *listing(writes)]
+        parameters: dict[str, Any] = {"code": code, "writes": [w.pending_id for w in writes]}
         if stopped is not None:
-            lines.append(
+            parameters["stopped"] = (
                 f"The program stopped after these writes ({shown(stopped)}): approved, they run, "
                 "and any write it makes after them is asked about on its own."
             )
+            lines.append(parameters["stopped"])
         pending = PendingConfirmation(
             pending_id=drawn.plan_id,
             tool=PLAN_TOOL,
             preview="\n".join(lines),
-            parameters={"code": code, "writes": [w.pending_id for w in writes]},
+            parameters=parameters,
             principal=principal.id,
             expires_at=min(w.expires_at for w in writes),
             agent=principal.agent,

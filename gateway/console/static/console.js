@@ -14,6 +14,18 @@
     }
   }
 
+  function uncheckedWrites(body) {
+    var keys = {};
+    var boxes = body.querySelectorAll("input[type=checkbox][data-key]");
+    for (var i = 0; i < boxes.length; i++) if (!boxes[i].checked) keys[boxes[i].dataset.key] = true;
+    return keys;
+  }
+
+  function keepUnchecked(body, keys) {
+    var boxes = body.querySelectorAll("input[type=checkbox][data-key]");
+    for (var i = 0; i < boxes.length; i++) if (keys[boxes[i].dataset.key]) boxes[i].checked = false;
+  }
+
   function poll(body) {
     fetch(body.dataset.src, { credentials: "same-origin", headers: { Accept: "text/html" }, redirect: "manual" })
       .then(function (response) {
@@ -27,7 +39,9 @@
         // The fragment is rendered and escaped by the server, like the page it replaces.
         if (html !== null && html !== body.dataset.last) {
           body.dataset.last = html;
+          var unchecked = uncheckedWrites(body);
           body.innerHTML = html;
+          keepUnchecked(body, unchecked); // a person's choice in a plan outlives the refresh
         }
       })
       .catch(function () {})
