@@ -222,10 +222,17 @@ PLAN_DRAWN = (
     "and only the writes they approved run."
 )
 
+PLAN_STOPPED = (
+    "The program stopped with an error after these writes (the preview ends with it). If the error "
+    "is the program's own, fix it and draw the plan again. If it needed a write's real result, ask the "
+    "user to approve these writes, then call run_code with confirmation set to the pending_id: any "
+    "write after them is asked about on its own."
+)
+
 
 def _next_step(pending: PendingConfirmation, tool: str) -> str:
     if pending.plan is not None and pending.plan == pending.pending_id:  # a program's plan
-        return PLAN_DRAWN
+        return PLAN_STOPPED if "stopped" in pending.parameters else PLAN_DRAWN
     return PROGRAM_PAUSED if tool == "run_code" else INVOKE_PAUSED
 
 

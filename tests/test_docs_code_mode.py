@@ -36,3 +36,11 @@ def test_the_page_states_each_limits_default() -> None:
 
 def test_the_page_quotes_the_overviews_next_step_inside_a_program_as_the_program_reads_it() -> None:
     assert " ".join(text.OVERVIEW_NEXT.split()) in " ".join(PAGE.split())
+
+
+def test_the_real_session_with_a_plan_is_what_a_real_run_prints() -> None:
+    # Rewrite the page with `python -m tests.code_mode_session --write`.
+    fresh = code_mode_session.plan_session()
+    assert "A program's plan of 3 writes" in fresh and "--only 1,3" in fresh and '"plan":{' in fresh
+    on_page = code_mode_session.on_page_plan()
+    assert concepts_session.normalise(on_page) == concepts_session.normalise(fresh)

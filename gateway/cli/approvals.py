@@ -136,14 +136,14 @@ def decide(gw: Gateway, args: argparse.Namespace) -> int:
         )
         return 1
     if is_plan(found):
-        print(_plan_decided(found, approve, getattr(args, "only", None)))
+        print(plan_decided(found, approve, getattr(args, "only", None)))
         return 0
     verb = "approved: it runs when the agent calls again with this id" if approve else "denied"
     print(f"{shown(found.tool)} {verb}\n{previewed(found)}")
     return 0
 
 
-def _plan_decided(plan: PendingConfirmation, approve: bool, only: list[int] | None) -> str:
+def plan_decided(plan: PendingConfirmation, approve: bool, only: list[int] | None) -> str:
     writes = len(writes_of(plan))
     if not approve:
         verb = f"denied: none of its {writes} writes will run"
