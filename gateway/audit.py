@@ -46,6 +46,8 @@ Outcome = Literal[
     "limited",  # a rate limit or quota refused the call (error_code rate_limited)
     "cancelled",  # stopped while it ran: the client cancelled it, or the server stopped
     "attempt",  # written before a tool that is not read-only runs (see JsonlAuditLog)
+    "rule_added",  # a person made a standing approval (`gate/rules.py`); call_id is the rule's id
+    "rule_revoked",
 ]
 
 ATTEMPT: Outcome = "attempt"

@@ -41,6 +41,7 @@ from .gate.confirmation import (
     describe_call,
 )
 from .gate.plans import Decided, Plans
+from .gate.rules import Constraint, Rule, make_rule
 from .indexes import Indexes
 from .limits import Limiter
 from .meta_tools import build_meta_catalog
@@ -406,6 +407,57 @@ class Gateway:
         if denied and record is not None:
             self.auditor.decided(record.pending, "denied_by_host", decided_by.as_json())
         return denied
+
+    def add_rule(
+        self,
+        tool: str,
+        *,
+        principal: str,
+        expires_at: float,
+        constraints: Sequence[Constraint] = (),
+        session: str | None = None,
+        decided_by: DecidedBy = HOST,
+    ) -> Rule:
+        """Host side: make a standing approval (`gateway.gate.rules`); audited (`rule_added`).
+
+        Raises:
+            ApprovalRefused: `decided_by`'s channel may not approve here.
+            UserError: the tool is unknown, not destructive or always confirmed, a constraint names
+                no parameter of it, the expiry is past, or the credential making it is its principal.
+        """
+        self.gate.may_approve(None, decided_by)
+        rule = make_rule(
+            self.catalog.get(tool),
+            tool,
+            principal=principal,
+            expires_at=expires_at,
+            now=self.gate.now(),
+            constraints=constraints,
+            session=session,
+            created_by=decided_by,
+            always_confirm=self.gate.always_confirm,
+        )
+        self.gate.add_rule(rule)
+        self._audit_rule(rule, "rule_added", decided_by)
+        return rule
+
+    def revoke_rule(self, rule_id: str, *, decided_by: DecidedBy = HOST) -> Rule | None:
+        """Host side: end a standing approval at once (any channel may); audited (`rule_revoked`)."""
+        rule = self.gate.revoke_rule(rule_id)
+        if rule is not None:
+            self._audit_rule(rule, "rule_revoked", decided_by)
+        return rule
+
+    def _audit_rule(self, rule: Rule, outcome: Outcome, decided_by: DecidedBy) -> None:
+        self.auditor.log(
+            principal=rule.principal,
+            session=rule.session or "host",
+            call_id=rule.rule_id,
+            tool=rule.tool,
+            outcome=outcome,
+            params={"rule": rule.describe(), "expires_at": rule.expires_at},
+            decided_by=decided_by.as_json(),
+        )
 
     def _audit_plan(self, decided: Decided, decided_by: DecidedBy) -> None:
         """A line for the plan's decision (approved when any write is) and one for each of its writes."""

@@ -243,6 +243,7 @@ def open_gateway(
             secret=secret.get_secret_value().encode() if secret else None,
             approvers=settings.confirmation.approvers,
             max_preview_bytes=settings.confirmation.max_preview_bytes,
+            always_confirm=settings.confirmation.always_confirm,
         )
         usage = open_usage(settings)
         if usage is not None:

@@ -11,7 +11,7 @@ from importlib.metadata import PackageNotFoundError, version
 
 from ..discovery import MAX_DISCOVER_LIMIT
 from ..settings.loading import Settings, load_settings
-from . import chat, console, findability, model, openapi, usage
+from . import chat, console, findability, model, openapi, rules, usage
 from .commands import FORMATS
 
 
@@ -84,6 +84,13 @@ def _approvals(
         ("deny", "decline it (a plan: every write of it)"),
     ):
         sub.add_parser(verb, parents=[common], help=what).add_argument("pending_id")
+    rules.add_arguments(
+        sub.add_parser(
+            "rules",
+            parents=[common],
+            help="standing approvals: list, add (a tool, for whom, until when, on which arguments), revoke",
+        )
+    )
     sub.choices["approve"].add_argument(
         "--only",
         type=_numbers,

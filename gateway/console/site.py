@@ -42,6 +42,8 @@ OUTCOME_WORDS = {
     "cancelled": "cancelled",
     "attempt": "started",
     "interrupted": "interrupted",
+    "rule_added": "standing approval made",
+    "rule_revoked": "standing approval revoked",
 }
 """Each audit outcome as the activity pages say it (the filter and the export keep the codes)."""
 CHANNEL_WORDS = {
@@ -50,6 +52,8 @@ CHANNEL_WORDS = {
     "host": "by the host program",
     "elicitation": "in the client (MCP elicitation)",
     "model": "by the model (confirmation mode model)",
+    "plan": "as a write of an approved plan",
+    "rule": "by a standing approval",
 }
 
 
@@ -59,8 +63,10 @@ def outcome_words(status: str, decided_by: Any = None) -> str:
     if isinstance(decided_by, Mapping):
         channel = str(decided_by.get("channel", ""))
         words += f" {CHANNEL_WORDS.get(channel, channel)}"
+        if decided_by.get("rule"):
+            words += f" {decided_by['rule']}"
         if decided_by.get("operator"):
-            words += f" by {decided_by['operator']}"
+            words += f" {'made ' if channel == 'rule' else ''}by {decided_by['operator']}"
     elif decided_by:
         words += f" by {decided_by}"
     return words

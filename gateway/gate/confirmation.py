@@ -39,6 +39,7 @@ from ..definition import ToolDefinition
 from ..errors import ErrorCode, ToolFailed, UserError
 from ..rendering import shown
 from .holders import why_ended
+from .rules import Rule, RuleStore, always_confirmed, matching, read_rules
 
 log = logging.getLogger("gateway")
 _T = TypeVar("_T")
@@ -70,22 +71,26 @@ class DecidedBy:
 
     "model" is recorded, never configured: in the opt-in "model" mode the model confirms by
     re-sending the pending id. "plan" is recorded too: a write a person approved as part of the plan
-    `plan` (whose decision lines in the audit log say who).
+    `plan` (whose decision lines in the audit log say who); and "rule": a call the standing
+    approval `rule` let through (`rules.py`), `operator` being who made the rule.
 
     `credential` is the principal of the credential that decided, when one did (a bearer token at
     the console): the gate refuses an approval from the principal that made the call.
     """
 
-    channel: Channel | Literal["model", "plan"]
+    channel: Channel | Literal["model", "plan", "rule"]
     operator: str | None = None
     credential: str | None = None
     plan: str | None = None
+    rule: str | None = None
 
     def as_json(self) -> dict[str, str | None]:
         """As the audit log records it."""
         recorded = {"channel": self.channel, "operator": self.operator}
         if self.plan is not None:
             recorded["plan"] = self.plan
+        if self.rule is not None:
+            recorded["rule"] = self.rule
         return recorded
 
 
@@ -147,6 +152,7 @@ class MemoryConfirmationStore:
 
     def __init__(self) -> None:
         self._records: dict[str, Record] = {}
+        self._rules: dict[str, str] = {}  # standing approvals (`rules.py`), as their JSON
         self._lock = threading.Lock()
 
     def put(self, record: Record) -> None:
@@ -169,6 +175,18 @@ class MemoryConfirmationStore:
     def pending(self) -> list[Record]:
         with self._lock:
             return [r for r in self._records.values() if r.state == "pending"]
+
+    def add_rule(self, rule_id: str, expires_at: float, text: str) -> None:
+        with self._lock:
+            self._rules[rule_id] = text
+
+    def rule_texts(self) -> list[str]:
+        with self._lock:
+            return list(self._rules.values())
+
+    def revoke_rule(self, rule_id: str) -> bool:
+        with self._lock:
+            return self._rules.pop(rule_id, None) is not None
 
 
 @dataclass(frozen=True)
@@ -263,8 +281,11 @@ class ConfirmationGate:
         clock: Callable[[], float] = time.time,
         approvers: Collection[Channel] = DEFAULT_APPROVERS,
         max_preview_bytes: int = DEFAULT_MAX_PREVIEW_BYTES,
+        always_confirm: Collection[str] = (),
     ) -> None:
         self.mode: Mode = mode
+        self.always_confirm: tuple[str, ...] = tuple(always_confirm)
+        """Tool names (or fnmatch patterns) no standing approval ever applies to (`rules.py`)."""
         self.approver = approver
         self.approvers: frozenset[Channel] = frozenset(approvers)
         self.max_preview_bytes = max_preview_bytes
@@ -352,6 +373,11 @@ class ConfirmationGate:
             carried = await self._io(self._carried, plan, binding)
             if carried is not None:
                 return carried
+        if plan is None or not plan.drawing:  # a drawn plan's writes are held, never let through
+            rule = await self._io(self._standing, tool.name, params, principal, session)
+            if rule is not None:
+                operator = rule.created_by.get("operator")
+                return Proceed(approved=True, decided_by=DecidedBy("rule", operator, rule=rule.rule_id))
         shown = preview(tool, params, await describe() if describe is not None else ())
         if len(shown.encode()) > self.max_preview_bytes:  # refused rather than cut: nothing runs unseen
             return too_large_to_show(tool, len(shown.encode()), self.max_preview_bytes)
@@ -465,6 +491,35 @@ class ConfirmationGate:
                 "Do not retry; ask the user what to do instead.",
             )
         return None
+
+    def _standing(
+        self, tool: str, params: Mapping[str, Any], principal: Principal, session: str | None
+    ) -> Rule | None:
+        """The standing approval in force that lets this call through, if any (`rules.py`)."""
+        if always_confirmed(tool, self.always_confirm):
+            return None
+        return matching(read_rules(self.store, self._clock()), tool, params, principal.id, session)
+
+    def add_rule(self, rule: Rule) -> None:
+        """Keep a standing approval (made and checked by `rules.make_rule`).
+
+        Raises:
+            UserError: the store keeps no standing approvals (a host's own store).
+        """
+        if not isinstance(self.store, RuleStore):
+            raise UserError("this gateway's confirmation store keeps no standing approvals")
+        self.store.add_rule(rule.rule_id, rule.expires_at, rule.to_json())
+
+    def rules(self) -> list[Rule]:
+        """The standing approvals in force, the one expiring first first."""
+        return read_rules(self.store, self._clock())
+
+    def revoke_rule(self, rule_id: str) -> Rule | None:
+        """Remove a standing approval at once (every replica reads the same store); None if unknown."""
+        found = next((r for r in self.rules() if r.rule_id == rule_id), None)
+        if found is None or not isinstance(self.store, RuleStore) or not self.store.revoke_rule(rule_id):
+            return None
+        return found
 
     def bind_plan(self, parts: Mapping[str, Any]) -> str:
         """The binding of a plan to `parts` (its program, principal, roles, tools), by this gate's secret."""

@@ -127,6 +127,9 @@ class SqliteConfirmationStore:
                     " record TEXT NOT NULL, holder TEXT)"
                 )
                 self._db.execute("CREATE INDEX IF NOT EXISTS by_expiry ON confirmations (state, expires_at)")
+                self._db.execute(
+                    "CREATE TABLE IF NOT EXISTS rules (rule_id TEXT PRIMARY KEY, expires_at REAL NOT NULL, rule TEXT NOT NULL)"
+                )
                 columns = {row[1] for row in self._db.execute("PRAGMA table_info(confirmations)")}
                 if "holder" not in columns:  # a store from before paused programs were marked
                     self._db.execute("ALTER TABLE confirmations ADD COLUMN holder TEXT")
@@ -179,6 +182,27 @@ class SqliteConfirmationStore:
         holder = Held(self.locks.mine(), call_id).to_json()
         with self._lock:
             self._db.execute("UPDATE confirmations SET holder = ? WHERE pending_id = ?", (holder, pending_id))
+
+    # -- standing approvals (`rules.py`) --
+
+    def add_rule(self, rule_id: str, expires_at: float, text: str) -> None:
+        with self._lock:
+            self._db.execute("DELETE FROM rules WHERE expires_at < ?", (self._clock(),))
+            self._db.execute("INSERT OR REPLACE INTO rules VALUES (?, ?, ?)", (rule_id, expires_at, text))
+
+    def rule_texts(self) -> list[str]:
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT rule FROM rules WHERE expires_at >= ? ORDER BY expires_at", (self._clock(),)
+            ).fetchall()
+        return [row[0] for row in rows]
+
+    def revoke_rule(self, rule_id: str) -> bool:
+        with self._lock:
+            return (
+                self._db.execute("DELETE FROM rules WHERE rule_id = ? RETURNING 1", (rule_id,)).fetchone()
+                is not None
+            )
 
     def orphans(self) -> list[tuple[Record, str]]:
         with self._lock:
@@ -282,6 +306,8 @@ class RedisConfirmationStore:
         self._prefix = prefix
         self._index = f"{prefix}s:pending"
         self._held = f"{prefix}s:held"
+        self._rules = f"{prefix}s:rules"
+        self._rule_expiry = f"{prefix}s:rules-expiry"
         self._clock = clock
         self._transition: Any = self._redis.register_script(_TRANSITION)
         self._end_orphan: Any = self._redis.register_script(_END_ORPHAN)
@@ -363,6 +389,34 @@ class RedisConfirmationStore:
     def why_ended(self, pending_id: str) -> str | None:
         state, holder = self._redis.hmget(self._key(pending_id), ["state", "holder"])
         return why_held_ended(parse_held(holder), state, self.lease.alive)
+
+    # -- standing approvals (`rules.py`): one hash, rule id -> its JSON, and their expiries --
+
+    def add_rule(self, rule_id: str, expires_at: float, text: str) -> None:
+        pipe = self._redis.pipeline(transaction=True)
+        pipe.hset(self._rules, rule_id, text)
+        pipe.zadd(self._rule_expiry, {rule_id: expires_at})
+        pipe.execute()
+        self._drop_expired_rules()
+
+    def rule_texts(self) -> list[str]:
+        texts: list[str | None] = self._redis.hvals(self._rules)
+        return [t for t in texts if t]
+
+    def revoke_rule(self, rule_id: str) -> bool:
+        pipe = self._redis.pipeline(transaction=True)
+        pipe.hdel(self._rules, rule_id)
+        pipe.zrem(self._rule_expiry, rule_id)
+        removed, _ = pipe.execute()
+        return bool(removed)
+
+    def _drop_expired_rules(self) -> None:
+        expired: list[str] = self._redis.zrangebyscore(self._rule_expiry, "-inf", f"({self._clock()}")
+        if expired:
+            pipe = self._redis.pipeline(transaction=True)
+            pipe.hdel(self._rules, *expired)
+            pipe.zrem(self._rule_expiry, *expired)
+            pipe.execute()
 
     def close(self) -> None:
         self.lease.close()

@@ -295,6 +295,8 @@ class ConfirmationSettings(Section):
     approvers: list[Literal["elicitation", "console", "terminal", "host"]] = ["console", "terminal", "host"]
     # The preview an approver reads is never cut; past this size the call is refused instead.
     max_preview_bytes: int = Field(8192, ge=256)
+    # Tools (names or fnmatch patterns) asked about at every call: no standing approval applies.
+    always_confirm: list[str] = []
 
     @field_validator("secret")
     @classmethod

@@ -1,0 +1,280 @@
+"""Standing approvals: a person's rule that lets a tool's calls through without asking, until it expires.
+
+A rule names one destructive tool, one principal (and, if it says so, one session of it), an expiry,
+and constraints on the call's validated, canonical arguments: `equals` a value, `one_of` a set of
+values, `domain` (every address, or every item of a list of them, is at that domain or below it)
+and `prefix` (the text, or every item of a list of texts, starts with it). Arguments a rule does
+not name are free, and a rule's description says which. Only a person makes a rule, at the console
+or a terminal (`gateway rules add`), never a model: a model may only ask for one, which a person
+then reads like any pending call. The credential a rule is for cannot make it.
+
+A rule never widens what its principal may do: it is consulted by the confirmation gate, after the
+policy, validation, the tool's permission hook and the limits have let the call through, in place
+of asking a person. It never applies to a tool the operator marks `[confirmation] always_confirm`,
+nor to the writes of a plan being drawn (those are held, never run). Each call it lets through has
+its `approved` audit line with `decided_by` `{"channel": "rule", "rule": ID}`.
+
+Rules live in the confirmation store (memory, SQLite or Redis), so replicas share them and a
+revocation holds at once on all of them: every call reads the rules afresh.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import secrets
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+
+from ..definition import ToolDefinition
+from ..errors import UserError
+from ..rendering import shown
+
+if TYPE_CHECKING:
+    from .confirmation import DecidedBy
+
+Kind = Literal["equals", "one_of", "domain", "prefix"]
+KINDS: tuple[Kind, ...] = ("equals", "one_of", "domain", "prefix")
+
+
+@runtime_checkable
+class RuleStore(Protocol):
+    """A confirmation store that keeps standing approvals too (each rule as its JSON text)."""
+
+    def add_rule(self, rule_id: str, expires_at: float, text: str) -> None: ...
+
+    def rule_texts(self) -> list[str]:
+        """Every rule not yet past its expiry."""
+        ...
+
+    def revoke_rule(self, rule_id: str) -> bool:
+        """Remove the rule; whether it was there."""
+        ...
+
+
+@dataclass(frozen=True)
+class Constraint:
+    """What one argument must be for a rule to let the call through."""
+
+    param: str
+    kind: Kind
+    value: Any
+
+    def allows(self, arguments: Mapping[str, Any]) -> bool:
+        if self.param not in arguments:
+            return False
+        value = arguments[self.param]
+        if self.kind == "equals":
+            return bool(value == self.value)
+        if self.kind == "one_of":
+            return any(value == v for v in self.value)
+        items = value if isinstance(value, list) else [value]
+        if not items or not all(isinstance(item, str) for item in items):
+            return False
+        if self.kind == "prefix":
+            return all(item.startswith(self.value) for item in items)
+        return all(_at_domain(item, self.value) for item in items)
+
+    def describe(self) -> str:
+        if self.kind == "equals":
+            return f"{self.param} = {json.dumps(self.value, ensure_ascii=False)}"
+        if self.kind == "one_of":
+            return f"{self.param} one of {', '.join(json.dumps(v, ensure_ascii=False) for v in self.value)}"
+        if self.kind == "prefix":
+            return f"{self.param} starting with {json.dumps(self.value, ensure_ascii=False)}"
+        return f"{self.param} at {self.value}"
+
+
+def _at_domain(address: str, domain: str) -> bool:
+    """Whether an email address (or a host name) is at `domain` or one of its subdomains."""
+    host = address.rpartition("@")[2].strip().lower().rstrip(".")
+    domain = domain.lower().strip(".")
+    return bool(host) and (host == domain or host.endswith("." + domain))
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A standing approval: `tool` for `principal` (in `session`, when set) while the constraints hold."""
+
+    rule_id: str
+    tool: str
+    principal: str
+    expires_at: float
+    constraints: tuple[Constraint, ...] = ()
+    session: str | None = None
+    created_by: Mapping[str, str | None] = field(default_factory=dict)
+    created_at: float = 0.0
+    free: tuple[str, ...] = ()  # the tool's parameters the rule leaves unconstrained, when made
+
+    def covers(self, tool: str, arguments: Mapping[str, Any], principal: str, session: str | None) -> bool:
+        """Whether this rule lets the call through (its expiry is the caller's to check)."""
+        return (
+            tool == self.tool
+            and principal == self.principal
+            and (self.session is None or session == self.session)
+            and all(c.allows(arguments) for c in self.constraints)
+        )
+
+    def describe(self) -> str:
+        """One line a person reads: what the rule lets through, for whom, and what it leaves free."""
+        where = "; ".join(c.describe() for c in self.constraints) or "any arguments"
+        scope = f"{self.principal}" + (f" in session {self.session}" if self.session else "")
+        free = f" (free: {', '.join(self.free)})" if self.free else ""
+        return shown(f"{self.tool} for {scope} where {where}{free}")
+
+    def to_json(self) -> str:
+        return json.dumps(
+            {
+                "rule_id": self.rule_id,
+                "tool": self.tool,
+                "principal": self.principal,
+                "session": self.session,
+                "expires_at": self.expires_at,
+                "constraints": [[c.param, c.kind, c.value] for c in self.constraints],
+                "created_by": dict(self.created_by),
+                "created_at": self.created_at,
+                "free": list(self.free),
+            },
+            ensure_ascii=False,
+            separators=(",", ":"),
+        )
+
+    @staticmethod
+    def from_json(text: str) -> Rule:
+        data = json.loads(text)
+        return Rule(
+            rule_id=str(data["rule_id"]),
+            tool=str(data["tool"]),
+            principal=str(data["principal"]),
+            session=data.get("session"),
+            expires_at=float(data["expires_at"]),
+            constraints=tuple(Constraint(str(p), _kind(k), v) for p, k, v in data.get("constraints", ())),
+            created_by=dict(data.get("created_by") or {}),
+            created_at=float(data.get("created_at", 0.0)),
+            free=tuple(data.get("free", ())),
+        )
+
+
+def _kind(kind: str) -> Kind:
+    if kind not in KINDS:
+        raise ValueError(f"unknown constraint kind {kind!r}")
+    return kind
+
+
+def new_rule_id() -> str:
+    return secrets.token_hex(8)
+
+
+def always_confirmed(tool: str, patterns: Collection[str]) -> bool:
+    """Whether the operator marked `tool` as always asked about (`[confirmation] always_confirm`)."""
+    return any(fnmatch.fnmatchcase(tool, pattern) for pattern in patterns)
+
+
+def read_rules(store: object, now: float) -> list[Rule]:
+    """The rules in `store` still in force at `now` (none in a store that keeps none; a rule that
+    cannot be read is skipped, never applied)."""
+    if not isinstance(store, RuleStore):
+        return []
+    found = []
+    for text in store.rule_texts():
+        try:
+            rule = Rule.from_json(text)
+        except (ValueError, KeyError, TypeError):
+            continue
+        if rule.expires_at >= now:
+            found.append(rule)
+    return sorted(found, key=lambda r: r.expires_at)
+
+
+def matching(
+    rules: Iterable[Rule], tool: str, arguments: Mapping[str, Any], principal: str, session: str | None
+) -> Rule | None:
+    """The first rule (soonest to expire) that lets this call through."""
+    return next((r for r in rules if r.covers(tool, arguments, principal, session)), None)
+
+
+def parse_constraints(specs: Sequence[tuple[Kind, str]]) -> tuple[Constraint, ...]:
+    """Constraints from `(kind, "param=value")` pairs as a person writes them: `equals` takes a
+    JSON value or else the text itself, `one_of` comma-separated values, `domain` and `prefix` text.
+
+    Raises:
+        UserError: a spec with no `=`, or an empty parameter name or value.
+    """
+    constraints = []
+    for kind, spec in specs:
+        param, sep, raw = spec.partition("=")
+        param = param.strip()
+        if not sep or not param or not raw:
+            raise UserError(f"--{kind.replace('_', '-')} {spec!r}: write it as PARAMETER=VALUE")
+        value: Any
+        if kind == "equals":
+            value = _json_or_text(raw)
+        elif kind == "one_of":
+            value = [_json_or_text(v.strip()) for v in raw.split(",") if v.strip()]
+        elif kind == "domain":
+            value = raw.strip().lstrip("@").lower()
+        else:
+            value = raw
+        constraints.append(Constraint(param, kind, value))
+    return tuple(constraints)
+
+
+def _json_or_text(raw: str) -> Any:
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return raw
+
+
+def make_rule(
+    tool: ToolDefinition | None,
+    name: str,
+    *,
+    principal: str,
+    expires_at: float,
+    now: float,
+    constraints: Sequence[Constraint] = (),
+    session: str | None = None,
+    created_by: DecidedBy,
+    always_confirm: Collection[str] = (),
+) -> Rule:
+    """A new rule, checked: the tool exists and asks for approval, the operator does not always
+    want to be asked about it, each constrained parameter is the tool's, the expiry is ahead, and
+    the credential making it is not the one it is for.
+
+    Raises:
+        UserError: any of those.
+    """
+    if tool is None:
+        raise UserError(f"there is no tool named {shown(name)!r} in this gateway's catalog")
+    if not tool.is_destructive:
+        raise UserError(
+            f"{tool.name} never waits for an approval: a standing approval is for destructive tools"
+        )
+    if always_confirmed(tool.name, always_confirm):
+        raise UserError(
+            f"{tool.name} is marked [confirmation] always_confirm: every call of it is asked about, "
+            "and no standing approval applies to it"
+        )
+    params = list(tool.json_schema.get("properties", {}))
+    if unknown := [c.param for c in constraints if c.param not in params]:
+        raise UserError(
+            f"{tool.name} has no parameter {', '.join(map(repr, unknown))}; its parameters: {', '.join(params)}"
+        )
+    if expires_at <= now:
+        raise UserError("a standing approval needs an expiry ahead of now (--for 30m, or --until 18:00)")
+    if created_by.credential is not None and created_by.credential == principal:
+        raise UserError(f"{principal} cannot make a standing approval for itself: another operator must")
+    constrained = {c.param for c in constraints}
+    return Rule(
+        rule_id=new_rule_id(),
+        tool=tool.name,
+        principal=principal,
+        expires_at=expires_at,
+        constraints=tuple(constraints),
+        session=session,
+        created_by=created_by.as_json(),
+        created_at=now,
+        free=tuple(p for p in params if p not in constrained),
+    )
