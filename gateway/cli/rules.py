@@ -32,7 +32,6 @@ _UNIT = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("verb", nargs="?", choices=["list", "add", "revoke"], default="list")
     parser.add_argument("target", nargs="?", help="the tool (add) or the rule's id (revoke)")
-    parser.add_argument("--principal", help="whose calls the rule lets through (add; default: the local one)")
     parser.add_argument("--session", help="only in this session of the principal (add)")
     parser.add_argument("--for", dest="lasting", metavar="DURATION", help="how long: 30m, 2h, 1d (add)")
     parser.add_argument("--until", metavar="TIME", help="until when: 18:00, 'friday 17:00' (add)")
@@ -83,7 +82,7 @@ def _add(gw: Gateway, settings: Settings, args: argparse.Namespace) -> int:
     specs: list[tuple[Kind, str]] = [(kind, spec) for kind in KINDS for spec in getattr(args, kind)]
     rule = gw.add_rule(
         args.target,
-        principal=args.principal or settings.principal,
+        principal=settings.principal,  # --principal, as for every command: whose calls it lets through
         expires_at=_expiry(args, settings),
         constraints=parse_constraints(specs),
         session=args.session,

@@ -21,6 +21,7 @@ from ..context import PendingConfirmation
 from ..engine import Gateway
 from ..gate.confirmation import DecidedBy
 from ..gate.plans import Plans, is_plan, writes_of
+from ..gate.rules import Rule
 from ..rendering import shown, to_jsonable
 
 Verdict = Literal["approved", "denied", "gone"]
@@ -174,3 +175,53 @@ def decide(
     if not done:
         return "gone"
     return "approved" if approve else "denied"
+
+
+# -- standing approvals (`gateway.gate.rules`) --------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Standing:
+    """A standing approval as the console shows it."""
+
+    rule_id: str
+    about: str  # what it lets through, for whom, what it leaves free (escaped)
+    expires_at: float
+    seconds_left: int
+    made_by: str
+    rule: Rule
+
+
+def standing(gw: Gateway) -> list[Standing]:
+    """The standing approvals in force, the one expiring first first."""
+    now = time.time()
+    return [
+        Standing(
+            r.rule_id,
+            r.describe(),
+            r.expires_at,
+            max(0, int(r.expires_at - now)),
+            shown(str(r.created_by.get("operator") or r.created_by.get("channel") or "")),
+            r,
+        )
+        for r in gw.gate.rules()
+    ]
+
+
+def rule_json(s: Standing) -> dict[str, Any]:
+    r = s.rule
+    return {
+        "rule_id": r.rule_id,
+        "tool": r.tool,
+        "principal": r.principal,
+        "session": r.session,
+        "expires_at": r.expires_at,
+        "constraints": [{"param": c.param, "kind": c.kind, "value": c.value} for c in r.constraints],
+        "free": list(r.free),
+        "created_by": dict(r.created_by),
+    }
+
+
+def revoke(gw: Gateway, rule_id: str, *, who: str) -> bool:
+    """Revoke a standing approval (any operator may, as any may decline); audited."""
+    return gw.revoke_rule(rule_id, decided_by=DecidedBy("console", who, credential=who)) is not None

@@ -54,8 +54,11 @@ class Pages:
             "approvals.html",
             page="approvals",
             waiting=approvals.waiting(self.gw),
-            done=done if done in ("approved", "denied", "gone", "refused", "ended", "invalid") else "",
+            done=done
+            if done in ("approved", "denied", "gone", "refused", "ended", "invalid", "revoked")
+            else "",
             done_id=request.query_params.get("id", "")[:64],
+            rules=approvals.standing(self.gw),
         )
 
     async def approval_rows(self, request: Request, who: str) -> Response:
@@ -85,6 +88,24 @@ class Pages:
             return JSONResponse({"pending_id": pending_id, "result": verdict}, status_code=status)
         root = request.scope.get("root_path", "")
         return RedirectResponse(f"{root}/approvals?done={verdict}&id={pending_id}", status_code=303)
+
+    async def revoke(self, request: Request, who: str) -> Response:
+        """End a standing approval at once (from any replica: they share the store); audited."""
+        rule_id = request.path_params["rule_id"]
+        is_api = request.url.path.startswith(f"{request.scope.get('root_path', '')}/api/")
+        revoked = approvals.valid_id(rule_id) and approvals.revoke(self.gw, rule_id, who=who)
+        if is_api:
+            return JSONResponse(
+                {"rule_id": rule_id, "result": "revoked" if revoked else "gone"},
+                status_code=200 if revoked else 409,
+            )
+        root = request.scope.get("root_path", "")
+        return RedirectResponse(
+            f"{root}/approvals?done={'revoked' if revoked else 'gone'}&id={rule_id}", status_code=303
+        )
+
+    async def api_rules(self, request: Request, who: str) -> Response:
+        return JSONResponse({"rules": [approvals.rule_json(r) for r in approvals.standing(self.gw)]})
 
     async def api_pending(self, request: Request, who: str) -> Response:
         return JSONResponse({"pending": [approvals.as_json(w) for w in approvals.waiting(self.gw)]})

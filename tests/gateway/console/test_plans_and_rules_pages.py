@@ -1,6 +1,7 @@
 """A program's plan at the console, in Debian's chromium: listed live with every write, grouped by
 tool; the person unchecks one (the choice outlives the page's refresh), approves the rest, and the
-program run for real by the real MCP client makes only those writes."""
+program run for real by the real MCP client makes only those writes. And a standing approval,
+listed with the pending calls and revoked by a click."""
 
 from __future__ import annotations
 
@@ -96,3 +97,33 @@ def test_the_api_takes_a_plans_chosen_writes_and_refuses_a_number_it_does_not_ha
     assert approved.status_code == 200 and approved.json()["result"] == "approved"
     ran = coded.call("run_code", {"confirmation": plan_id})
     assert ran["result"] == ["kept n1", "kept n2", "kept n3"], ran
+
+
+def test_a_standing_approval_is_listed_and_revoked_at_once_by_a_click(coded: Served, page: Any) -> None:
+    import subprocess
+    import sys
+
+    from ..adapters.mcp_server_support import server_env
+
+    rule = ["rules", "add", "notes_delete", "--for", "30m", "--prefix", "note_id=n"]
+    made = subprocess.run(
+        [sys.executable, "-m", "gateway.cli", *rule, "--config", str(coded.data_dir / "config.toml")],
+        env=server_env(),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert made.returncode == 0, made.stderr
+    rule_id = made.stdout.split()[1]
+    delete = {"tool_name": "notes_delete", "parameters": {"note_id": "n1"}}
+    assert coded.call("invoke_tool", delete) == {"deleted": "n1", "by": "local"}
+    sign_in(page, coded.console)
+    row = page.locator(f'tr[data-rule-id="{rule_id}"]')
+    expect(row).to_contain_text('notes_delete for local where note_id starting with "n"')
+    row.get_by_role("button", name="Revoke").click()
+    expect(page.locator("#done")).to_contain_text(f"Revoked {rule_id}")
+    expect(page.locator("table.rules")).to_contain_text("No standing approval is in force.")
+    assert coded.call("invoke_tool", delete)["status"] == "confirmation_required"
+    lines = [json.loads(line) for line in (coded.data_dir / "audit.jsonl").read_text().splitlines()]
+    revoked = [r for r in lines if r["outcome"] == "rule_revoked"]
+    assert [(r["call_id"], r["decided_by"]["channel"]) for r in revoked] == [(rule_id, "console")]
