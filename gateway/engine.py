@@ -41,7 +41,7 @@ from .gate.confirmation import (
     describe_call,
 )
 from .gate.plans import Decided, Plans
-from .gate.rules import Constraint, Rule, make_rule
+from .gate.rules import Constraint, Rule, audit_rule, make_rule
 from .indexes import Indexes
 from .limits import Limiter
 from .meta_tools import build_meta_catalog
@@ -434,30 +434,20 @@ class Gateway:
             now=self.gate.now(),
             constraints=constraints,
             session=session,
-            created_by=decided_by,
+            created_by=decided_by.as_json(),
+            credential=decided_by.credential,
             always_confirm=self.gate.always_confirm,
         )
         self.gate.add_rule(rule)
-        self._audit_rule(rule, "rule_added", decided_by)
+        audit_rule(self.auditor, rule, "rule_added", decided_by.as_json())
         return rule
 
     def revoke_rule(self, rule_id: str, *, decided_by: DecidedBy = HOST) -> Rule | None:
         """Host side: end a standing approval at once (any channel may); audited (`rule_revoked`)."""
         rule = self.gate.revoke_rule(rule_id)
         if rule is not None:
-            self._audit_rule(rule, "rule_revoked", decided_by)
+            audit_rule(self.auditor, rule, "rule_revoked", decided_by.as_json())
         return rule
-
-    def _audit_rule(self, rule: Rule, outcome: Outcome, decided_by: DecidedBy) -> None:
-        self.auditor.log(
-            principal=rule.principal,
-            session=rule.session or "host",
-            call_id=rule.rule_id,
-            tool=rule.tool,
-            outcome=outcome,
-            params={"rule": rule.describe(), "expires_at": rule.expires_at},
-            decided_by=decided_by.as_json(),
-        )
 
     def _audit_plan(self, decided: Decided, decided_by: DecidedBy) -> None:
         """A line for the plan's decision (approved when any write is) and one for each of its writes."""

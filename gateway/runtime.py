@@ -17,7 +17,8 @@ from .context import Principal
 from .engine import Gateway
 from .errors import UserError
 from .files import keep_private, sqlite_files
-from .gate.confirmation import Approver, ConfirmationGate
+from .gate.confirmation import Approver, ConfirmationGate, ConfirmationStore
+from .gate.rule_requests import RuleRequests, request_standing_approval
 from .gate.stores import close_store, open_store
 from .limits import Limit, Limiter, RedisBackend
 from .named_toolsets import NamedToolset, Toolsets, confine
@@ -170,6 +171,31 @@ def dense_model(settings: DenseSettings) -> ModelReference:
     )
 
 
+def gate_from(settings: Settings, store: ConfirmationStore, approver: Approver | None) -> ConfirmationGate:
+    """The confirmation gate `[confirmation]` describes, on `store`."""
+    secret = settings.confirmation.secret
+    return ConfirmationGate(
+        settings.confirmation.mode,
+        approver=approver,
+        ttl_seconds=settings.confirmation.ttl_seconds,
+        store=store,
+        secret=secret.get_secret_value().encode() if secret else None,
+        approvers=settings.confirmation.approvers,
+        max_preview_bytes=settings.confirmation.max_preview_bytes,
+        always_confirm=settings.confirmation.always_confirm,
+    )
+
+
+def _rule_requests(settings: Settings, catalog: Catalog, resources: dict[type, object]) -> RuleRequests:
+    """With `[confirmation] rule_requests`, the tool a model asks a person for a standing approval
+    with, in the catalog; bound to the gateway once it exists."""
+    requests = RuleRequests()
+    if settings.confirmation.rule_requests:
+        catalog.register(request_standing_approval)
+        resources[RuleRequests] = requests
+    return requests
+
+
 @contextmanager
 def open_gateway(
     settings: Settings,
@@ -232,19 +258,10 @@ def open_gateway(
                     closers.append(toolset.close)
                 catalog.merge(toolset.catalog)
             resources.update(toolset.resources)
+        requests = _rule_requests(settings, catalog, resources)
         store = open_store(settings)
         closers.append(lambda: close_store(store))
-        secret = settings.confirmation.secret
-        gate = ConfirmationGate(
-            settings.confirmation.mode,
-            approver=approver,
-            ttl_seconds=settings.confirmation.ttl_seconds,
-            store=store,
-            secret=secret.get_secret_value().encode() if secret else None,
-            approvers=settings.confirmation.approvers,
-            max_preview_bytes=settings.confirmation.max_preview_bytes,
-            always_confirm=settings.confirmation.always_confirm,
-        )
+        gate = gate_from(settings, store, approver)
         usage = open_usage(settings)
         if usage is not None:
             closers.append(usage.close)
@@ -265,6 +282,7 @@ def open_gateway(
             dense={"auto": None, "on": True, "off": False}[settings.search.dense.mode],
             limits=limiter,
         )
+        requests.maker = gateway
         if settings.code.enabled:  # run_code, the fourth meta-tool (docs/code-mode.md)
             closers.append(code.enable(gateway, settings.code).close)
         yield gateway

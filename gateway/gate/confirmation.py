@@ -72,13 +72,14 @@ class DecidedBy:
     "model" is recorded, never configured: in the opt-in "model" mode the model confirms by
     re-sending the pending id. "plan" is recorded too: a write a person approved as part of the plan
     `plan` (whose decision lines in the audit log say who); and "rule": a call the standing
-    approval `rule` let through (`rules.py`), `operator` being who made the rule.
+    approval `rule` let through (`rules.py`), `operator` being who made the rule; "request": a
+    rule a model asked for (`rule_requests.py`), made once a person approved the request.
 
     `credential` is the principal of the credential that decided, when one did (a bearer token at
     the console): the gate refuses an approval from the principal that made the call.
     """
 
-    channel: Channel | Literal["model", "plan", "rule"]
+    channel: Channel | Literal["model", "plan", "rule", "request"]
     operator: str | None = None
     credential: str | None = None
     plan: str | None = None

@@ -32,7 +32,7 @@ from ..errors import UserError
 from ..rendering import shown
 
 if TYPE_CHECKING:
-    from .confirmation import DecidedBy
+    from ..audit import Auditor, Outcome
 
 Kind = Literal["equals", "one_of", "domain", "prefix"]
 KINDS: tuple[Kind, ...] = ("equals", "one_of", "domain", "prefix")
@@ -162,13 +162,31 @@ def _kind(kind: str) -> Kind:
     return kind
 
 
+REQUEST_TOOL = "gateway_request_standing_approval"
+"""The tool a model asks for a rule with (`rule_requests.py`): never itself covered by a rule."""
+
+
+def audit_rule(auditor: Auditor, rule: Rule, outcome: Outcome, decided_by: Mapping[str, str | None]) -> None:
+    """The audit line of a rule made or revoked: its id as the call id, what it lets through, who."""
+    auditor.log(
+        principal=rule.principal,
+        session=rule.session or "host",
+        call_id=rule.rule_id,
+        tool=rule.tool,
+        outcome=outcome,
+        params={"rule": rule.describe(), "expires_at": rule.expires_at},
+        decided_by=decided_by,
+    )
+
+
 def new_rule_id() -> str:
     return secrets.token_hex(8)
 
 
 def always_confirmed(tool: str, patterns: Collection[str]) -> bool:
-    """Whether the operator marked `tool` as always asked about (`[confirmation] always_confirm`)."""
-    return any(fnmatch.fnmatchcase(tool, pattern) for pattern in patterns)
+    """Whether `tool` is asked about at every call: the operator marked it (`[confirmation]
+    always_confirm`), or it is the tool a model asks for rules with."""
+    return tool == REQUEST_TOOL or any(fnmatch.fnmatchcase(tool, pattern) for pattern in patterns)
 
 
 def read_rules(store: object, now: float) -> list[Rule]:
@@ -236,18 +254,22 @@ def make_rule(
     now: float,
     constraints: Sequence[Constraint] = (),
     session: str | None = None,
-    created_by: DecidedBy,
+    created_by: Mapping[str, str | None],
+    credential: str | None = None,
     always_confirm: Collection[str] = (),
 ) -> Rule:
     """A new rule, checked: the tool exists and asks for approval, the operator does not always
     want to be asked about it, each constrained parameter is the tool's, the expiry is ahead, and
-    the credential making it is not the one it is for.
+    the credential making it (`credential`) is not the one it is for. `created_by`: who made it, as
+    the audit log records a decision.
 
     Raises:
         UserError: any of those.
     """
     if tool is None:
         raise UserError(f"there is no tool named {shown(name)!r} in this gateway's catalog")
+    if tool.name == REQUEST_TOOL:  # a rule for it would let a model make rules without asking
+        raise UserError(f"{tool.name} is asked about at every call: no standing approval applies to it")
     if not tool.is_destructive:
         raise UserError(
             f"{tool.name} never waits for an approval: a standing approval is for destructive tools"
@@ -264,7 +286,7 @@ def make_rule(
         )
     if expires_at <= now:
         raise UserError("a standing approval needs an expiry ahead of now (--for 30m, or --until 18:00)")
-    if created_by.credential is not None and created_by.credential == principal:
+    if credential is not None and credential == principal:
         raise UserError(f"{principal} cannot make a standing approval for itself: another operator must")
     constrained = {c.param for c in constraints}
     return Rule(
@@ -274,7 +296,7 @@ def make_rule(
         expires_at=expires_at,
         constraints=tuple(constraints),
         session=session,
-        created_by=created_by.as_json(),
+        created_by=dict(created_by),
         created_at=now,
         free=tuple(p for p in params if p not in constrained),
     )

@@ -297,6 +297,8 @@ class ConfirmationSettings(Section):
     max_preview_bytes: int = Field(8192, ge=256)
     # Tools (names or fnmatch patterns) asked about at every call: no standing approval applies.
     always_confirm: list[str] = []
+    # The model may ask a person for a standing approval (the tool gateway_request_standing_approval).
+    rule_requests: bool = False
 
     @field_validator("secret")
     @classmethod
