@@ -117,6 +117,7 @@ def _describe(params: RequestParams, ctx: ToolContext) -> list[str]:
     category="gateway",
     action="create",  # it creates a request, which a person's approval turns into a rule
     name=REQUEST_TOOL,
+    summary="Ask the user for a standing approval of one destructive tool's calls, for a while.",
     destructive=True,
     permission=_checked,
     describe=_describe,

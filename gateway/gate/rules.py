@@ -69,8 +69,8 @@ class Constraint:
             return bool(value == self.value)
         if self.kind == "one_of":
             return any(value == v for v in self.value)
-        items = value if isinstance(value, list) else [value]
-        if not items or not all(isinstance(item, str) for item in items):
+        items = value if isinstance(value, list) else [value]  # a list: every item (an empty one holds)
+        if not all(isinstance(item, str) for item in items):
             return False
         if self.kind == "prefix":
             return all(item.startswith(self.value) for item in items)

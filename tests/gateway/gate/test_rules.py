@@ -65,8 +65,15 @@ def delete(gw: Gateway, note_id: str, principal: str = "alice", session: str = "
 def test_constraints_hold_for_every_item_and_only_at_the_domain_itself_or_below() -> None:
     domain = Constraint("to", "domain", "example.com")
     assert domain.allows({"to": ["a@example.com", "b@Sales.Example.com"]})
-    for outside in (["a@example.com", "x@evil.org"], ["x@evil-example.com"], ["x@example.com.evil.org"], []):
+    for outside in (
+        ["a@example.com", "x@evil.org"],
+        ["x@evil-example.com"],
+        ["x@example.com.evil.org"],
+        [""],
+        [3],
+    ):
         assert not domain.allows({"to": outside}), outside
+    assert domain.allows({"to": []})  # every one of no address is at the domain (a cc left empty)
     assert not domain.allows({"cc": ["a@example.com"]})  # the constrained parameter must be there
     prefix = Constraint("subject", "prefix", "Reminder:")
     assert prefix.allows({"subject": "Reminder: standup"}) and not prefix.allows({"subject": "Re: Reminder:"})
