@@ -95,8 +95,9 @@ def _proposed(params: RequestParams, ctx: ToolContext) -> Rule:
         raise ToolFailed("invalid", f"{exc}.") from None
 
 
-def _checked(params: RequestParams, ctx: ToolContext) -> str | None:
+def _checked(params: BaseModel, ctx: ToolContext) -> str | None:
     """Refused before anyone is asked: a request no person could approve (why, for the model)."""
+    assert isinstance(params, RequestParams)
     try:
         _proposed(params, ctx)
     except ToolFailed as exc:

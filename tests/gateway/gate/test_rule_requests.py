@@ -17,7 +17,7 @@ from gateway import Gateway, ToolContext, run_sync
 from gateway.context import Principal, ToolResult
 from gateway.errors import UserError
 from gateway.gate.confirmation import DecidedBy
-from gateway.gate.rule_requests import REQUEST_TOOL
+from gateway.gate.rules import REQUEST_TOOL
 from gateway.runtime import open_gateway
 from gateway.settings.loading import load_settings
 
