@@ -93,7 +93,7 @@ def _named(name: str, arguments: dict[str, Any]) -> list[tuple[str, list[str]]]:
     """The tools a model's call names, each with the parameter names it passes."""
     if name in ("invoke_tool", "get_tool_schema"):
         return [(arguments["tool_name"], list(arguments.get("parameters", {})))]
-    if name != "run_code":
+    if name != "run_code" or "code" not in arguments:  # resuming a program, or running a plan
         return []
     named = []
     for node in ast.walk(ast.parse(arguments["code"])):
