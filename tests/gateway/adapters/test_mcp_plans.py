@@ -54,6 +54,25 @@ def test_over_stdio_a_plan_is_asked_once_through_elicitation_and_then_runs(tmp_p
     assert audit_outcomes(tmp_path, "notes_delete").count("executed") == 3
 
 
+def test_over_stdio_a_plan_approved_in_part_at_a_terminal_runs_only_those_writes(tmp_path: Path) -> None:
+    config = write_config(tmp_path)  # no elicitation: the plan waits for another channel
+
+    async def scenario() -> None:
+        async with Client(stdio_server(config, "--code")) as client:
+            drawn = text_of(await client.call_tool("run_code", {"code": THREE_DELETES, "plan": True}))
+            plan_id = drawn["pending_id"]
+            approved = await anyio.to_thread.run_sync(
+                lambda: _cli("approve", plan_id, "--only", "2", config=config)
+            )
+            assert approved.returncode == 0, approved.stderr
+            done = await client.call_tool("run_code", {"confirmation": plan_id})
+            assert done.structured_content is not None
+            assert done.structured_content["result"] == ["kept n1", "n2", "kept n3"]
+
+    anyio.run(scenario)
+    assert audit_outcomes(tmp_path, "notes_delete").count("executed") == 1
+
+
 def test_over_http_a_plan_approved_in_part_at_a_terminal_runs_only_those_writes(tmp_path: Path) -> None:
     config = write_config(tmp_path, "\n[code]\nenabled = true\n")
 
