@@ -16,7 +16,10 @@ approver that answers at once, as over MCP without elicitation: a scripted perso
   task writes with (found from the single-call play's pauses), for this principal, for 30 minutes;
   the program runs through.
 
-A decision is one thing a person approves: a paused call, a plan, a rule. The model's tokens are
+A decision is one thing a person approves: a paused call, a plan, a rule. "asks" is the number of
+calls the single-call gate asks about (the destructive ones); a plan holds every write, including
+those that need no approval of their own (moving a task, creating an event), so it asks once
+where single calls asked nothing. The model's tokens are
 counted as `benchmarks.code_mode` counts them (cl100k_base): its whole context at each turn, summed
 over its turns. Every play must leave the workspace in the same state, which the run checks.
 """
@@ -170,7 +173,7 @@ def main() -> None:
     heads = ("single calls", "plan", "standing rule")
     print(f"{'':<17} {'':>6} | " + " | ".join(f"{h:^24}" for h in heads))
     cell = f"{'decide':>6} {'turns':>5} {'read':>9}"
-    print(f"{'task':<17} {'writes':>6} | " + " | ".join(cell for _ in heads))
+    print(f"{'task':<17} {'asks':>6} | " + " | ".join(cell for _ in heads))
     for r in rows:
         writes = r.plays["single"].decisions
         cells = [f"{p.decisions:>6} {p.turns:>5} {p.read:>9,}" for p in r.plays.values()]

@@ -40,7 +40,7 @@ from .gate.confirmation import (
     Refused,
     describe_call,
 )
-from .gate.plans import Decided, Plans
+from .gate.plans import Plans
 from .gate.rules import Constraint, Rule, audit_rule, make_rule
 from .indexes import Indexes
 from .limits import Limiter
@@ -380,14 +380,13 @@ class Gateway:
                 credential deciding made the call, or its paused program ended with its process.
             UserError: `only` for a single call, or naming no write of the plan.
         """
-        plans = Plans(self.gate)
+        plans = Plans(self.gate, self.auditor)  # a plan's decisions are audited there, write by write
         if plans.record(pending_id) is not None:
             decided = plans.approve(pending_id, decided_by=decided_by, only=only)
-            if decided is not None:
-                self._audit_plan(decided, decided_by)
             return decided.plan if decided is not None else None
         if only is not None:
             raise UserError(f"{pending_id} is one call, not a plan: approve it whole, or deny it")
+        plans.refuse_a_write(pending_id)
         approved = self.gate.approve(pending_id, decided_by=decided_by)
         if approved is not None:
             self.auditor.decided(approved, "approved_by_host", decided_by.as_json())
@@ -396,12 +395,10 @@ class Gateway:
     def deny(self, pending_id: str, *, decided_by: DecidedBy = HOST) -> bool:
         """Host side: decline a pending destructive call, or a plan and all its writes (from any
         channel); the decision is audited."""
-        plans = Plans(self.gate)
+        plans = Plans(self.gate, self.auditor)
         if plans.record(pending_id) is not None:
-            decided = plans.deny(pending_id)
-            if decided is not None:
-                self._audit_plan(decided, decided_by)
-            return decided is not None
+            return plans.deny(pending_id, decided_by=decided_by) is not None
+        plans.refuse_a_write(pending_id)
         record = self.gate.store.get(pending_id)
         denied = self.gate.deny(pending_id)
         if denied and record is not None:
@@ -416,6 +413,7 @@ class Gateway:
         expires_at: float,
         constraints: Sequence[Constraint] = (),
         session: str | None = None,
+        agent: str | None = None,
         decided_by: DecidedBy = HOST,
     ) -> Rule:
         """Host side: make a standing approval (`gateway.gate.rules`); audited (`rule_added`).
@@ -434,6 +432,7 @@ class Gateway:
             now=self.gate.now(),
             constraints=constraints,
             session=session,
+            agent=agent,
             created_by=decided_by.as_json(),
             credential=decided_by.credential,
             always_confirm=self.gate.always_confirm,
@@ -448,15 +447,6 @@ class Gateway:
         if rule is not None:
             audit_rule(self.auditor, rule, "rule_revoked", decided_by.as_json())
         return rule
-
-    def _audit_plan(self, decided: Decided, decided_by: DecidedBy) -> None:
-        """A line for the plan's decision (approved when any write is) and one for each of its writes."""
-        who = decided_by.as_json()
-        self.auditor.decided(decided.plan, "approved_by_host" if decided.approved else "denied_by_host", who)
-        for pending in decided.approved:
-            self.auditor.decided(pending, "approved_by_host", who)
-        for pending in decided.declined:
-            self.auditor.decided(pending, "denied_by_host", who)
 
     # -- pieces ------------------------------------------------------------------------
 

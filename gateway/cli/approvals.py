@@ -107,11 +107,16 @@ def list_pending(gw: Gateway, args: argparse.Namespace) -> int:
         if p.toolsets:  # the endpoint's or the bound token's: what the caller could see and do
             who += f", through toolset{'s' if len(p.toolsets) > 1 else ''} {shown(', '.join(p.toolsets))}"
         print(f"{p.pending_id}  {shown(p.tool)}  (for {who}, expires in {left} s)\n{previewed(p)}")
+        if is_plan(p):  # and the program that will run, as the person approving should read it
+            print("    the program:")
+            print("\n".join(f"      {shown(line)}" for line in str(p.parameters.get("code", "")).split("\n")))
     return 0
 
 
 def previewed(p: PendingConfirmation, indent: str = "    ") -> str:
     """A pending call's preview in full, wrapped; a plan's line by line (its summary, then each write)."""
+    if not is_plan(p):
+        return wrapped(p.preview, indent, indent)
     return "\n".join(wrapped(line, indent, indent + "    ") for line in p.preview.split("\n"))
 
 

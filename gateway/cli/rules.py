@@ -86,6 +86,7 @@ def _add(gw: Gateway, settings: Settings, args: argparse.Namespace) -> int:
         expires_at=_expiry(args, settings),
         constraints=parse_constraints(specs),
         session=args.session,
+        agent=args.agent,  # --agent, as for every command: only for that agent of the principal
         decided_by=terminal_operator(),
     )
     print(f"made {_line(rule, settings)}")

@@ -316,7 +316,9 @@ class Programs:
     # -- plans -----------------------------------------------------------------------------------
 
     def _plans(self) -> Plans:
-        return Plans(self.backend.gate)  # looked up each time: a host may replace its gate
+        return Plans(
+            self.backend.gate, self.backend.auditor
+        )  # looked up each time: a host may replace its gate
 
     def _lookup(self, ctx: ToolContext) -> Callable[[str], ToolDefinition | None]:
         return lambda name: self.backend.lookup(name, ctx.principal)

@@ -322,8 +322,12 @@ class ConfirmationGate:
         with a held call, given back if it never runs). `plan`: the plan the call's program draws
         (the call is held, nobody is asked) or runs (an approved write of it proceeds). A store that
         does not answer refuses the call (`confirmation_unavailable`): nothing runs without a
-        decision on record."""
-        if not tool.is_destructive:
+        decision on record.
+
+        Within a plan, a tool that is not read-only is a write even when it needs no approval on
+        its own (creating an event, a draft): held while the plan is drawn, and run once it is
+        approved, or freely when the plan never held it."""
+        if not tool.is_destructive and (plan is None or tool.read_only):
             return Proceed()
         try:
             return await self._check(
@@ -361,7 +365,7 @@ class ConfirmationGate:
         counted_at: float,
         plan: InPlan | None,
     ) -> Decision:
-        if self.mode == "deny":
+        if self.mode == "deny" and tool.is_destructive:
             return Refused(
                 "destructive_disabled",
                 f"{tool.name} changes or removes data irreversibly and destructive tools are disabled here.",
@@ -374,8 +378,10 @@ class ConfirmationGate:
             carried = await self._io(self._carried, plan, binding)
             if carried is not None:
                 return carried
+            if not tool.is_destructive:  # outside the plan, it needs no approval of its own
+                return Proceed()
         if plan is None or not plan.drawing:  # a drawn plan's writes are held, never let through
-            rule = await self._io(self._standing, tool.name, params, principal, session)
+            rule = await self._io(self._standing, tool, params, principal, session)
             if rule is not None:
                 operator = rule.created_by.get("operator")
                 return Proceed(approved=True, decided_by=DecidedBy("rule", operator, rule=rule.rule_id))
@@ -468,21 +474,26 @@ class ConfirmationGate:
 
     def _carried(self, plan: InPlan, binding: str) -> Decision | None:
         """The decision on a write of the plan being run: one of its writes a person approved for
-        this tool, these canonical arguments and this principal (used once), or one they declined;
-        None when no write of the plan is this call (it is asked about as usual)."""
-        declined = False
-        for pending_id in plan.writes:
-            record = self.store.get(pending_id)
-            if (
-                record is None
-                or record.pending.plan != plan.plan_id
-                or not hmac.compare_digest(record.binding, binding)
-                or self._clock() > record.pending.expires_at
-            ):
+        this tool, these canonical arguments and this principal (used once, and only in the order
+        the program drew them: a write made after a later one ran is not the plan's), or one they
+        declined; None when no write of the plan is this call (it is asked about as usual)."""
+        records = [(n, self.store.get(pending_id)) for n, pending_id in enumerate(plan.writes)]
+        ours = [(n, r) for n, r in records if r is not None and r.pending.plan == plan.plan_id]
+        ran = max((n for n, r in ours if r.state == "used"), default=-1)  # the last write that ran
+        declined = undecided = False
+        for n, record in ours:
+            if not hmac.compare_digest(record.binding, binding):
                 continue
             if record.state == "denied":
                 declined = True
-            elif record.state == "approved" and self.store.transition(pending_id, ("approved",), "used"):
+            elif record.state == "pending":
+                undecided = True
+            elif (
+                record.state == "approved"
+                and n > ran
+                and self._clock() <= record.pending.expires_at
+                and self.store.transition(record.pending.pending_id, ("approved",), "used")
+            ):
                 self._give_back(record)  # this call was counted as it came; the held one is not
                 return Proceed(approved=True, decided_by=DecidedBy("plan", plan=plan.plan_id))
         if declined:
@@ -491,15 +502,22 @@ class ConfirmationGate:
                 "The user declined this write of the plan.",
                 "Do not retry; ask the user what to do instead.",
             )
+        if undecided:  # the plan was approved while its writes were still being decided
+            return Refused(
+                "confirmation_pending",
+                "The user has not decided on this write of the plan yet.",
+                "Wait for the user's decision on the plan, then run it again.",
+            )
         return None
 
     def _standing(
-        self, tool: str, params: Mapping[str, Any], principal: Principal, session: str | None
+        self, tool: ToolDefinition, params: Mapping[str, Any], principal: Principal, session: str | None
     ) -> Rule | None:
         """The standing approval in force that lets this call through, if any (`rules.py`)."""
-        if always_confirmed(tool, self.always_confirm):
+        if not tool.is_destructive or always_confirmed(tool.name, self.always_confirm):
             return None
-        return matching(read_rules(self.store, self._clock()), tool, params, principal.id, session)
+        rules = read_rules(self.store, self._clock())
+        return matching(rules, tool, params, principal, session) if rules else None
 
     def add_rule(self, rule: Rule) -> None:
         """Keep a standing approval (made and checked by `rules.make_rule`).

@@ -22,18 +22,19 @@ a terminal, and run on any replica: no program waits in memory while a person re
 
 from __future__ import annotations
 
-import hashlib
 import hmac
 import secrets
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..audit import Auditor, Outcome
 from ..context import ErrorInfo, InPlan, PendingConfirmation, Principal
 from ..definition import ToolDefinition
 from ..errors import ErrorCode, UserError
 from ..rendering import shown
-from .confirmation import ConfirmationGate, DecidedBy, Record, canonical_json
+from .confirmation import ConfirmationGate, DecidedBy, Record
+from .rules import definition_fingerprint
 
 PLAN_TOOL = "run_code"
 """The tool a plan's own record names: the program's, whose writes it holds."""
@@ -52,17 +53,8 @@ def writes_of(pending: PendingConfirmation) -> tuple[str, ...]:
     return tuple(str(w) for w in pending.parameters.get("writes", ()))
 
 
-def tool_fingerprint(tool: ToolDefinition) -> str:
-    """What a plan's approval depends on in a tool's definition: its words, flags and schema."""
-    parts = {
-        "name": tool.name,
-        "summary": tool.summary,
-        "description": tool.description,
-        "destructive": tool.is_destructive,
-        "read_only": tool.read_only,
-        "schema": tool.json_schema,
-    }
-    return hashlib.sha256(canonical_json(parts).encode()).hexdigest()
+tool_fingerprint = definition_fingerprint
+"""What a plan's approval depends on in a tool's definition: its words, flags and schema."""
 
 
 def summary(writes: Sequence[PendingConfirmation]) -> str:
@@ -97,10 +89,29 @@ class Decided:
 
 
 class Plans:
-    """The plans of one gate's store: held, shown, decided, run and settled."""
+    """The plans of one gate's store: held, shown, decided, run and settled.
 
-    def __init__(self, gate: ConfirmationGate) -> None:
+    With `auditor`, every decision has its lines: one for the plan, one for each write (naming the
+    plan), and one for each approved write that never ran (its program did not make it again, or
+    the plan expired first).
+    """
+
+    def __init__(self, gate: ConfirmationGate, auditor: Auditor | None = None) -> None:
         self.gate = gate
+        self.auditor = auditor
+
+    def refuse_a_write(self, pending_id: str) -> None:
+        """Refuse to decide one write of a plan on its own: a plan is decided whole (`only` for some).
+
+        Raises:
+            UserError: `pending_id` is a write of a plan.
+        """
+        record = self.gate.store.get(pending_id)
+        if record is not None and record.pending.plan is not None and not is_plan(record.pending):
+            raise UserError(
+                f"{pending_id} is one write of the plan {record.pending.plan}: decide the plan "
+                f"(gateway approve {record.pending.plan} --only N,M approves some of its writes)"
+            )
 
     @staticmethod
     def draw() -> InPlan:
@@ -166,8 +177,10 @@ class Plans:
 
         Raises:
             ApprovalRefused: the channel may not approve, or its credential made the plan.
-            UserError: a number in `only` is no write of the plan.
+            UserError: a number in `only` is no write of the plan, or `only` names none (deny instead).
         """
+        if only is not None and not only:
+            raise UserError("approve at least one write of the plan, or deny the plan")
         self.gate.may_approve(None, decided_by)
         record = self.record(plan_id)
         if record is None or record.state != "pending" or self.gate.now() > record.pending.expires_at:
@@ -179,31 +192,70 @@ class Plans:
             raise UserError(
                 f"this plan has writes 1 to {len(ids)}; there is no write {', '.join(map(str, wrong))}"
             )
-        return self._decide(record, chosen)
+        return self._decide(record, chosen, decided_by)
 
-    def _decide(self, record: Record, chosen: Collection[int]) -> Decided | None:
-        """Approve the plan and its writes numbered `chosen`, declining the others; None when the
-        plan was decided meanwhile (by someone else)."""
+    def _decide(self, record: Record, chosen: Collection[int], decided_by: DecidedBy) -> Decided | None:
+        """Decide the writes (those numbered `chosen` approved, the others declined), then the plan:
+        a run of the plan waits (`confirmation_pending`) until its writes are decided. None when the
+        plan was decided meanwhile, by someone else (what this decision did to writes is audited)."""
         plan_id = record.pending.pending_id
-        if self.gate.store.transition(plan_id, ("pending",), "approved") is None:
-            return None
         approved: list[PendingConfirmation] = []
         declined: list[PendingConfirmation] = []
         for n, pending_id in enumerate(writes_of(record.pending), 1):
             if n in chosen:
                 if (done := self.gate.store.transition(pending_id, ("pending",), "approved")) is not None:
                     approved.append(done.pending)
-            elif (held := self.gate.store.get(pending_id)) is not None and self.gate.deny(pending_id):
+            elif (held := self.gate.store.get(pending_id)) is not None and (
+                self.gate.deny(pending_id) or self.gate.withdraw(pending_id)
+            ):
                 declined.append(held.pending)
-        return Decided(record.pending, tuple(approved), tuple(declined))
+        planned = self.gate.store.transition(plan_id, ("pending",), "approved") is not None
+        decided = Decided(record.pending, tuple(approved), tuple(declined))
+        self._audit(decided, decided_by, plan_line=planned)
+        return decided if planned else None
 
-    def deny(self, plan_id: str) -> Decided | None:
+    def deny(self, plan_id: str, *, decided_by: DecidedBy) -> Decided | None:
         """Decline the plan and every write of it; None when it is unknown or decided already."""
         record = self.record(plan_id)
         if record is None or not self.gate.deny(plan_id):
             return None
-        declined = [r.pending for r in self.writes(record.pending) if self.gate.deny(r.pending.pending_id)]
-        return Decided(record.pending, (), tuple(declined))
+        declined = [
+            r.pending
+            for r in self.writes(record.pending)
+            if self.gate.deny(r.pending.pending_id) or self.gate.withdraw(r.pending.pending_id)
+        ]
+        decided = Decided(record.pending, (), tuple(declined))
+        self._audit(decided, decided_by)
+        return decided
+
+    def _audit(self, decided: Decided, decided_by: DecidedBy, *, plan_line: bool = True) -> None:
+        """A line for the plan's decision (approved when any write is) and one for each of its writes."""
+        if self.auditor is None:
+            return
+        who = decided_by.as_json()
+        if plan_line:
+            outcome: Outcome = "approved_by_host" if decided.approved else "denied_by_host"
+            self.auditor.decided(decided.plan, outcome, who)
+        for pending in decided.approved:
+            self.auditor.decided(pending, "approved_by_host", who)
+        for pending in decided.declined:
+            self.auditor.decided(pending, "denied_by_host", who)
+
+    def _never_ran(self, pending: PendingConfirmation, why: str) -> None:
+        """The line of an approved write that will never run: its program did not make it, or expired."""
+        if self.auditor is not None:
+            self.auditor.log(
+                principal=pending.principal,
+                session=pending.session or "default",
+                call_id=pending.pending_id,
+                tool=pending.tool,
+                outcome="refused",
+                error_code=why,
+                params=pending.parameters,
+                agent=pending.agent,
+                toolsets=pending.toolsets,
+                plan=pending.plan,
+            )
 
     def redeem(
         self, plan_id: str, code: str | None, principal: Principal, lookup: Lookup
@@ -234,10 +286,11 @@ class Plans:
                 "Draw the plan again (run_code with plan set) and ask the user to approve the new one.",
             )
         if self.gate.now() > record.pending.expires_at:
-            self.deny(plan_id)
+            self._expire(record)
             return _refused("confirmation_expired", "That plan has expired.", _AGAIN)
         if record.state == "pending" and self.gate.mode == "model":  # the model's word is the approval
-            self._decide(record, range(1, len(writes_of(record.pending)) + 1))
+            model = DecidedBy("model", principal.id)
+            self._decide(record, range(1, len(writes_of(record.pending)) + 1), model)
         elif record.state == "denied":
             return _refused(
                 "declined", "The user declined the plan.", "Do not retry; ask the user what to do."
@@ -257,13 +310,24 @@ class Plans:
         )
 
     def settle(self, run: InPlan) -> list[PendingConfirmation]:
-        """Decline the approved writes the program did not make; those writes, in order."""
+        """Decline the approved writes the program did not make, each with its line (`not_made`);
+        those writes, in order."""
         not_made = []
         for pending_id in run.writes:
             record = self.gate.store.get(pending_id)
             if record is not None and record.state == "approved" and self.gate.withdraw(pending_id):
                 not_made.append(record.pending)
+                self._never_ran(record.pending, "not_made")
         return not_made
+
+    def _expire(self, plan: Record) -> None:
+        """Decline an expired plan and its writes; an approved one gets its line (`confirmation_expired`)."""
+        self.gate.deny(plan.pending.pending_id) or self.gate.withdraw(plan.pending.pending_id)
+        for record in self.writes(plan.pending):
+            if self.gate.deny(record.pending.pending_id):
+                continue
+            if self.gate.withdraw(record.pending.pending_id):
+                self._never_ran(record.pending, "confirmation_expired")
 
 
 _AGAIN = "Draw the plan again (run_code with plan set) and ask the user to approve it."

@@ -25,6 +25,8 @@ from .confirmation import ConfirmationGate, DecidedBy
 from .rules import REQUEST_TOOL, Constraint, Rule, audit_rule, make_rule
 
 MAX_MINUTES = 8 * 60
+_REQUESTED = DecidedBy("request").as_json()
+"""Who made a requested rule: a person's approval of the request, whose own audit line says who."""
 
 
 class Maker(Protocol):
@@ -60,7 +62,6 @@ class RequestParams(BaseModel):
     prefix: dict[str, str] = Field(
         default_factory=dict, description="Arguments that must start with this text."
     )
-    this_session_only: bool = Field(False, description="Only in this session.")
     reason: str = Field(max_length=300, description="Why, in a sentence the user reads.")
 
 
@@ -68,7 +69,7 @@ def _proposed(params: RequestParams, ctx: ToolContext) -> Rule:
     """The rule the request would make; raises ToolFailed with what the model must change."""
     requests = ctx.require(RuleRequests)
     maker = requests.maker
-    if maker is None:
+    if maker is None or maker.gate.mode != "host":  # in "model" mode the model would approve its own
         raise ToolFailed("unavailable", "Standing approvals cannot be requested here.")
     if params.tool == REQUEST_TOOL:
         raise ToolFailed("invalid", "A standing approval cannot be for requesting standing approvals.")
@@ -87,8 +88,8 @@ def _proposed(params: RequestParams, ctx: ToolContext) -> Rule:
             expires_at=now + params.minutes * 60,
             now=now,
             constraints=constraints,
-            session=ctx.session_id if params.this_session_only else None,
-            created_by=DecidedBy("request", ctx.principal.id).as_json(),
+            agent=ctx.principal.agent,
+            created_by=_REQUESTED,
             always_confirm=maker.gate.always_confirm,
         )
     except UserError as exc:
@@ -132,5 +133,5 @@ def request_standing_approval(params: RequestParams, ctx: ToolContext) -> dict[s
     maker = ctx.require(RuleRequests).maker
     assert maker is not None  # checked by _proposed
     maker.gate.add_rule(rule)
-    audit_rule(maker.auditor, rule, "rule_added", DecidedBy("request", ctx.principal.id).as_json())
+    audit_rule(maker.auditor, rule, "rule_added", _REQUESTED)
     return {"rule_id": rule.rule_id, "rule": rule.describe(), "expires_in_minutes": params.minutes}

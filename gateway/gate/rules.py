@@ -21,12 +21,15 @@ revocation holds at once on all of them: every call reads the rules afresh.
 from __future__ import annotations
 
 import fnmatch
+import hashlib
 import json
+import re
 import secrets
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
+from ..context import Principal
 from ..definition import ToolDefinition
 from ..errors import UserError
 from ..rendering import shown
@@ -86,11 +89,27 @@ class Constraint:
         return f"{self.param} at {self.value}"
 
 
-def _at_domain(address: str, domain: str) -> bool:
-    """Whether an email address (or a host name) is at `domain` or one of its subdomains."""
-    host = address.rpartition("@")[2].strip().lower().rstrip(".")
-    domain = domain.lower().strip(".")
-    return bool(host) and (host == domain or host.endswith("." + domain))
+_HOST = r"[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*"
+_BARE_ADDRESS = re.compile(rf"[A-Za-z0-9.!#$%&*+/=?^_`{{|}}~-]+@({_HOST})")
+_BARE_HOST = re.compile(_HOST)
+
+
+def _at_domain(value: str, domain: str) -> bool:
+    """Whether `value`, a bare email address or a host name, is at `domain` or one of its subdomains.
+
+    Only a bare address counts (`local@host`, the local part of plain characters): a display name,
+    angle brackets, quotes, a comment, a second address or any space makes it no address at all, so
+    a value a mail library would read as another recipient (`"<a@evil.org>@example.com"`,
+    `"a@evil.org, b@example.com"`) never passes for one at the domain.
+    """
+    if (address := _BARE_ADDRESS.fullmatch(value)) is not None:
+        host = address.group(1)
+    elif _BARE_HOST.fullmatch(value) is not None:
+        host = value
+    else:
+        return False
+    host, domain = host.lower(), domain.lower().strip(".")
+    return bool(domain) and (host == domain or host.endswith("." + domain))
 
 
 @dataclass(frozen=True)
@@ -106,12 +125,18 @@ class Rule:
     created_by: Mapping[str, str | None] = field(default_factory=dict)
     created_at: float = 0.0
     free: tuple[str, ...] = ()  # the tool's parameters the rule leaves unconstrained, when made
+    agent: str | None = None  # only this agent of the principal (None: any)
+    fingerprint: str = ""  # the tool's definition when the rule was made: a changed tool voids it
 
-    def covers(self, tool: str, arguments: Mapping[str, Any], principal: str, session: str | None) -> bool:
-        """Whether this rule lets the call through (its expiry is the caller's to check)."""
+    def covers(
+        self, tool: str, arguments: Mapping[str, Any], principal: str, agent: str | None, session: str | None
+    ) -> bool:
+        """Whether this rule lets the call through (its expiry and the tool's fingerprint are the
+        caller's to check)."""
         return (
             tool == self.tool
             and principal == self.principal
+            and (self.agent is None or agent == self.agent)
             and (self.session is None or session == self.session)
             and all(c.allows(arguments) for c in self.constraints)
         )
@@ -119,7 +144,8 @@ class Rule:
     def describe(self) -> str:
         """One line a person reads: what the rule lets through, for whom, and what it leaves free."""
         where = "; ".join(c.describe() for c in self.constraints) or "any arguments"
-        scope = f"{self.principal}" + (f" in session {self.session}" if self.session else "")
+        scope = self.principal + (f" (agent {self.agent})" if self.agent else "")
+        scope += f" in session {self.session}" if self.session else ""
         free = f" (free: {', '.join(self.free)})" if self.free else ""
         return shown(f"{self.tool} for {scope} where {where}{free}")
 
@@ -135,6 +161,8 @@ class Rule:
                 "created_by": dict(self.created_by),
                 "created_at": self.created_at,
                 "free": list(self.free),
+                "agent": self.agent,
+                "fingerprint": self.fingerprint,
             },
             ensure_ascii=False,
             separators=(",", ":"),
@@ -153,6 +181,8 @@ class Rule:
             created_by=dict(data.get("created_by") or {}),
             created_at=float(data.get("created_at", 0.0)),
             free=tuple(data.get("free", ())),
+            agent=data.get("agent"),
+            fingerprint=str(data.get("fingerprint", "")),
         )
 
 
@@ -206,10 +236,31 @@ def read_rules(store: object, now: float) -> list[Rule]:
 
 
 def matching(
-    rules: Iterable[Rule], tool: str, arguments: Mapping[str, Any], principal: str, session: str | None
+    rules: Iterable[Rule],
+    tool: ToolDefinition,
+    arguments: Mapping[str, Any],
+    principal: Principal,
+    session: str | None,
 ) -> Rule | None:
-    """The first rule (soonest to expire) that lets this call through."""
-    return next((r for r in rules if r.covers(tool, arguments, principal, session)), None)
+    """The first rule (soonest to expire) that lets this call through, made for the tool as it is now."""
+    covering = [r for r in rules if r.covers(tool.name, arguments, principal.id, principal.agent, session)]
+    now = definition_fingerprint(tool) if covering else ""
+    return next((r for r in covering if r.fingerprint == now), None)
+
+
+def definition_fingerprint(tool: ToolDefinition) -> str:
+    """What an approval of a tool's calls depends on in its definition: its words, flags and schema
+    (a new parameter would otherwise be left free by a rule that never named it)."""
+    parts = {
+        "name": tool.name,
+        "summary": tool.summary,
+        "description": tool.description,
+        "destructive": tool.is_destructive,
+        "read_only": tool.read_only,
+        "schema": tool.json_schema,
+    }
+    text = json.dumps(parts, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def parse_constraints(specs: Sequence[tuple[Kind, str]]) -> tuple[Constraint, ...]:
@@ -254,6 +305,7 @@ def make_rule(
     now: float,
     constraints: Sequence[Constraint] = (),
     session: str | None = None,
+    agent: str | None = None,
     created_by: Mapping[str, str | None],
     credential: str | None = None,
     always_confirm: Collection[str] = (),
@@ -284,6 +336,10 @@ def make_rule(
         raise UserError(
             f"{tool.name} has no parameter {', '.join(map(repr, unknown))}; its parameters: {', '.join(params)}"
         )
+    if empty := [
+        c.param for c in constraints if c.kind in ("domain", "prefix") and not str(c.value).strip(".")
+    ]:
+        raise UserError(f"an empty domain or prefix holds for anything: give a value for {', '.join(empty)}")
     if expires_at <= now:
         raise UserError("a standing approval needs an expiry ahead of now (--for 30m, or --until 18:00)")
     if credential is not None and credential == principal:
@@ -299,4 +355,6 @@ def make_rule(
         created_by=dict(created_by),
         created_at=now,
         free=tuple(p for p in params if p not in constrained),
+        agent=agent,
+        fingerprint=definition_fingerprint(tool),
     )

@@ -93,6 +93,7 @@ def test_over_http_a_plan_approved_in_part_at_a_terminal_runs_only_those_writes(
         plan_id = str(drawn["pending_id"])
         listed = _cli("pending", config=config)
         assert listed.stdout.count(plan_id) == 1 and "  2. Delete a note for good" in listed.stdout
+        assert "the program:" in listed.stdout and "for n in ['n1', 'n2', 'n3']:" in listed.stdout
         approved = _cli("approve", plan_id, "--only", "1,3", config=config)
         assert approved.returncode == 0, approved.stderr
         assert "approved in part: writes 1, 3 run when the agent runs the plan; 2 declined" in approved.stdout

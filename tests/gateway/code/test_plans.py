@@ -391,3 +391,70 @@ def _records(gw: Gateway) -> list[Any]:
     store = gw.gate.store
     assert isinstance(store, MemoryConfirmationStore)
     return list(store._records.values())
+
+
+def test_a_write_that_needs_no_approval_is_held_too_and_runs_only_if_approved(
+    coded: Any, calls: Calls
+) -> None:
+    gw, _ = coded
+    code = (
+        "try:\n"
+        "    call('notes_create', {'title': 'draft'})\n"
+        "    made = 'made'\n"
+        "except Declined:\n"
+        "    made = 'not made'\n"
+        "call('notes_delete', {'note_id': 'n1'})\n"
+        "made"
+    )
+    plan = run(gw, code, plan=True)
+    assert plan.pending is not None and calls == []  # nothing changed while the person reads it
+    assert plan.pending.preview.startswith(
+        "A program's plan of 2 writes: 1 x notes_create, 1 x notes_delete."
+    )
+    gw.approve(plan.pending.pending_id, only=[2])
+    done = run(gw, confirmation=plan.pending.pending_id)
+    assert done.ok and done.output["result"] == "not made"
+    assert calls.names() == ["notes_delete"]
+
+
+def test_an_approved_write_made_after_a_later_one_ran_is_asked_about_as_a_single_call(
+    coded: Any, calls: Calls
+) -> None:
+    gw, _ = coded
+    plan_id = drawn(gw)
+    gw.approve(plan_id)
+    INBOX.reverse()  # the real run makes the same writes in another order
+    paused = run(gw, confirmation=plan_id)
+    assert paused.status == "confirmation_required" and paused.pending is not None
+    assert paused.pending.parameters == {"note_id": "n2"} and paused.pending.plan is None
+    assert calls == [("notes_delete", {"note_id": "n3"})]
+
+
+def test_one_write_of_a_plan_is_never_decided_on_its_own_nor_a_plan_approved_with_none(coded: Any) -> None:
+    gw, _ = coded
+    plan_id = drawn(gw)
+    write = next(
+        r.pending for r in _records(gw) if r.pending.plan == plan_id and r.pending.pending_id != plan_id
+    )
+    with pytest.raises(Exception, match="one write of the plan"):
+        gw.approve(write.pending_id)
+    with pytest.raises(Exception, match="one write of the plan"):
+        gw.deny(write.pending_id)
+    with pytest.raises(Exception, match="approve at least one write"):
+        gw.approve(plan_id, only=[])
+    assert len(gw.gate.pending()) == 5
+
+
+def test_an_approved_write_not_made_has_its_audit_line(coded: Any, calls: Calls) -> None:
+    gw, audit = coded
+    plan_id = drawn(gw)
+    gw.approve(plan_id)
+    INBOX.remove("n3")
+    assert run(gw, confirmation=plan_id).ok
+    [line] = [r for r in audit.records if r.error_code == "not_made"]
+    assert (line.tool, line.outcome, line.params, line.plan) == (
+        "notes_delete",
+        "refused",
+        {"note_id": "n3"},
+        plan_id,
+    )

@@ -106,3 +106,20 @@ def test_a_request_no_person_could_approve_is_refused_before_anyone_is_asked(gw:
 def test_no_standing_approval_ever_covers_the_request_tool(gw: Gateway) -> None:
     with pytest.raises(UserError, match="asked about at every call"):
         gw.add_rule(REQUEST_TOOL, principal="alice", expires_at=gw.gate.now() + 60)
+
+
+def test_where_the_model_confirms_its_own_calls_it_cannot_ask_for_a_rule(tmp_path: Path) -> None:
+    settings = load_settings(
+        overrides={
+            "catalogs": ["tests.gateway.sample_tools:provide"],
+            "data_dir": str(tmp_path),
+            "confirmation.rule_requests": True,
+            "confirmation.mode": "model",
+            "search.dense.mode": "off",
+        },
+        environ={},
+    )
+    with open_gateway(settings) as gw:
+        refused = invoke(gw, REQUEST_TOOL, ASK)
+        assert refused.error is not None and refused.error.code == "permission_denied"
+        assert gw.gate.rules() == []

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from gateway import Catalog, ConfirmationGate, Gateway, MemoryAuditLog, ToolContext, run_sync
+from gateway import Catalog, ConfirmationGate, Gateway, MemoryAuditLog, ToolContext, run_sync, tool
 from gateway.code import enable
 from gateway.context import Principal, ToolResult
 from gateway.errors import UserError
@@ -23,7 +23,7 @@ from gateway.gate.stores import RedisConfirmationStore, SqliteConfirmationStore,
 from gateway.settings.sections import CodeSettings
 
 from ..adapters.mcp_server_support import redis_server
-from ..sample_tools import ALL_TOOLS, Calls
+from ..sample_tools import ALL_TOOLS, Calls, NoteId
 
 SECRET = b"r" * 32
 OPERATOR = DecidedBy("console", "op", credential="op")
@@ -233,3 +233,57 @@ def test_a_rule_that_cannot_be_read_is_never_applied(
     store.add_rule("bad", clock.now + 600, '{"tool": "notes_delete"}')  # no principal: not a rule
     assert sqlite_gateways.gate.rules() == []
     assert delete(sqlite_gateways, "n1").status == "confirmation_required"
+
+
+def test_a_domain_rule_takes_only_bare_addresses_so_no_crafted_one_reaches_another_domain() -> None:
+    domain = Constraint("to", "domain", "example.com")
+    for crafted in (
+        "<a@evil.org>@example.com",
+        "a@evil.org,x@example.com",
+        "a@evil.org x@example.com",
+        '"a@evil.org"@example.com',
+        "Mallory <a@evil.org> x@example.com",
+        "a@evil.org@example.com",
+        "a@example.com\n",
+        "(a@evil.org)x@example.com",
+    ):
+        assert not domain.allows({"to": [crafted]}), crafted
+    assert domain.allows({"to": ["first.last+tag@example.com", "example.com"]})
+
+
+def test_a_rule_made_for_a_tool_as_it_was_does_not_cover_it_once_changed(calls: Calls, clock: Clock) -> None:
+    store = MemoryConfirmationStore()
+    before, _ = _gateway(store, clock)
+    before.add_rule("notes_delete", principal="alice", expires_at=clock.now + 600, decided_by=OPERATOR)
+
+    @tool(category="notes", action="delete", name="notes_delete")
+    def changed(params: NoteId) -> dict[str, Any]:
+        """Delete a note and every note linked to it."""
+        return {}
+
+    tools = [changed if t.__name__ == "notes_delete" else t for t in ALL_TOOLS]
+    after = Gateway(Catalog(tools), gate=ConfirmationGate(clock=clock, store=store, secret=SECRET))
+    assert delete(after, "n1").status == "confirmation_required"
+    assert delete(before, "n1").ok  # the replica still on the tool the rule was made for
+
+
+def test_a_rule_for_one_agent_does_not_cover_another_and_an_empty_prefix_is_refused(
+    gw: Any, calls: Calls, clock: Clock
+) -> None:
+    gateway, _ = gw
+    gateway.add_rule(
+        "notes_delete", principal="alice", agent="planner", expires_at=clock.now + 60, decided_by=OPERATOR
+    )
+    as_planner = ToolContext(principal=Principal("alice", agent="planner"))
+    as_other = ToolContext(principal=Principal("alice", agent="mailer"))
+    call = {"tool_name": "notes_delete", "parameters": {"note_id": "n1"}}
+    assert run_sync(gateway.call("invoke_tool", call, as_planner)).ok
+    assert run_sync(gateway.call("invoke_tool", call, as_other)).status == "confirmation_required"
+    with pytest.raises(UserError, match="empty domain or prefix"):
+        gateway.add_rule(
+            "notes_delete",
+            principal="alice",
+            expires_at=clock.now + 60,
+            constraints=[Constraint("note_id", "prefix", "")],
+            decided_by=OPERATOR,
+        )
