@@ -28,42 +28,16 @@ from __future__ import annotations
 
 import difflib
 import json
-import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-from gateway import Gateway
 from gateway.gate.confirmation import DecidedBy
-from gateway.runtime import open_gateway
-from gateway.settings.loading import Settings
-from gateway.settings.sections import CodeSettings
 
-from .code_mode import NOW, _without_ids, state
+from .code_mode import _without_ids, state, workspace
 from .code_mode_tasks import TASKS, Calls, Play, code_start, program
 
 REGIMES = ("single", "plan", "rule")
 PERSON = DecidedBy("console", "person")
-
-
-@contextmanager
-def workspace() -> Iterator[Gateway]:
-    """A fresh workspace in code mode whose destructive calls wait for a person."""
-    with tempfile.TemporaryDirectory() as tmp:
-        settings = Settings(
-            data_dir=Path(tmp),
-            timezone="Europe/Berlin",
-            catalogs=["workspace"],
-            seed_demo=True,
-            usage={"enabled": False},  # type: ignore[arg-type]
-            audit={"enabled": False},  # type: ignore[arg-type]
-            search={"dense": {"mode": "off"}},  # type: ignore[arg-type]
-            code=CodeSettings(enabled=True),
-        )
-        with open_gateway(settings, clock=lambda: NOW) as gw:
-            yield gw
 
 
 @dataclass
@@ -141,7 +115,7 @@ def run_tasks(names: list[str] | None = None) -> list[Row]:
         ends = []
         tools: set[str] = set()
         for regime in REGIMES:
-            with workspace() as gw:
+            with workspace("code", at_once=False) as gw:  # decisions wait for a person
                 if regime == "rule":  # the person's rules, made before the request
                     for tool in sorted(tools):
                         gw.add_rule(

@@ -60,8 +60,9 @@ MODES = ("meta", "code", "only")
 
 
 @contextmanager
-def workspace(mode: str) -> Iterator[Gateway]:
-    """A fresh workspace whose gateway offers the tools of `mode` (one of `MODES`)."""
+def workspace(mode: str, *, at_once: bool = True) -> Iterator[Gateway]:
+    """A fresh workspace whose gateway offers the tools of `mode` (one of `MODES`); `at_once`: the
+    host approves each destructive call as it comes (else they wait for `Gateway.approve`)."""
     with tempfile.TemporaryDirectory() as tmp:
         settings = Settings(
             data_dir=Path(tmp),
@@ -73,7 +74,8 @@ def workspace(mode: str) -> Iterator[Gateway]:
             search={"dense": {"mode": "off"}},  # type: ignore[arg-type]
             code=CodeSettings(enabled=mode != "meta", only=mode == "only"),
         )
-        with open_gateway(settings, clock=lambda: NOW, approver=lambda pending: True) as gw:
+        approver = (lambda pending: True) if at_once else None
+        with open_gateway(settings, clock=lambda: NOW, approver=approver) as gw:
             yield gw
 
 

@@ -67,7 +67,7 @@ def run(gw: Gateway, settings: Settings, args: argparse.Namespace) -> int:
         return 0
     rules = gw.gate.rules()
     if args.json:
-        print(dump([_as_json(r) for r in rules]))
+        print(dump([r.as_view() for r in rules]))
         return 0
     if not rules:
         print("No standing approval is in force.")
@@ -119,19 +119,4 @@ def _now(settings: Settings, at: float | None = None) -> datetime:
 
 def _line(r: Rule, settings: Settings) -> str:
     until = _now(settings, r.expires_at).strftime("%Y-%m-%d %H:%M %Z")
-    by = r.created_by.get("operator") or r.created_by.get("channel") or "?"
-    return f"{r.rule_id}  {r.describe()}, until {until} (made by {shown(str(by))})"
-
-
-def _as_json(r: Rule) -> dict[str, object]:
-    return {
-        "rule_id": r.rule_id,
-        "tool": r.tool,
-        "principal": r.principal,
-        "session": r.session,
-        "expires_at": r.expires_at,
-        "constraints": [{"param": c.param, "kind": c.kind, "value": c.value} for c in r.constraints],
-        "free": list(r.free),
-        "created_by": dict(r.created_by),
-        "created_at": r.created_at,
-    }
+    return f"{r.rule_id}  {r.describe()}, until {until} (made by {shown(r.made_by)})"

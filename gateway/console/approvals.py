@@ -21,7 +21,6 @@ from ..context import PendingConfirmation
 from ..engine import Gateway
 from ..gate.confirmation import DecidedBy
 from ..gate.plans import Plans, is_plan, writes_of
-from ..gate.rules import Rule
 from ..rendering import shown, to_jsonable
 
 Verdict = Literal["approved", "denied", "gone"]
@@ -189,7 +188,6 @@ class Standing:
     expires_at: float
     seconds_left: int
     made_by: str
-    rule: Rule
 
 
 def standing(gw: Gateway) -> list[Standing]:
@@ -201,25 +199,10 @@ def standing(gw: Gateway) -> list[Standing]:
             r.describe(),
             r.expires_at,
             max(0, int(r.expires_at - now)),
-            shown(str(r.created_by.get("operator") or r.created_by.get("channel") or "")),
-            r,
+            shown(r.made_by),
         )
         for r in gw.gate.rules()
     ]
-
-
-def rule_json(s: Standing) -> dict[str, Any]:
-    r = s.rule
-    return {
-        "rule_id": r.rule_id,
-        "tool": r.tool,
-        "principal": r.principal,
-        "session": r.session,
-        "expires_at": r.expires_at,
-        "constraints": [{"param": c.param, "kind": c.kind, "value": c.value} for c in r.constraints],
-        "free": list(r.free),
-        "created_by": dict(r.created_by),
-    }
 
 
 def revoke(gw: Gateway, rule_id: str, *, who: str) -> bool:

@@ -105,7 +105,7 @@ class Pages:
         )
 
     async def api_rules(self, request: Request, who: str) -> Response:
-        return JSONResponse({"rules": [approvals.rule_json(r) for r in approvals.standing(self.gw)]})
+        return JSONResponse({"rules": [r.as_view() for r in self.gw.gate.rules()]})
 
     async def api_pending(self, request: Request, who: str) -> Response:
         return JSONResponse({"pending": [approvals.as_json(w) for w in approvals.waiting(self.gw)]})

@@ -149,6 +149,26 @@ class Rule:
         free = f" (free: {', '.join(self.free)})" if self.free else ""
         return shown(f"{self.tool} for {scope} where {where}{free}")
 
+    @property
+    def made_by(self) -> str:
+        """Who made the rule, as a person reads it: the operator, else the channel."""
+        return str(self.created_by.get("operator") or self.created_by.get("channel") or "?")
+
+    def as_view(self) -> dict[str, Any]:
+        """The rule as `gateway rules --json` and the console's API show it."""
+        return {
+            "rule_id": self.rule_id,
+            "tool": self.tool,
+            "principal": self.principal,
+            "agent": self.agent,
+            "session": self.session,
+            "expires_at": self.expires_at,
+            "constraints": [{"param": c.param, "kind": c.kind, "value": c.value} for c in self.constraints],
+            "free": list(self.free),
+            "created_by": dict(self.created_by),
+            "created_at": self.created_at,
+        }
+
     def to_json(self) -> str:
         return json.dumps(
             {

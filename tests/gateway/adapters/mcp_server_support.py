@@ -272,3 +272,27 @@ def text_of(result: types.CallToolResult) -> Any:
     block = result.content[0]
     assert isinstance(block, types.TextContent)
     return json.loads(block.text)
+
+
+THREE_DELETES = (
+    "done = []\n"
+    "for n in ['n1', 'n2', 'n3']:\n"
+    "    try:\n"
+    "        call('notes_delete', {'note_id': n})\n"
+    "        done.append(n)\n"
+    "    except Declined:\n"
+    "        done.append('kept ' + n)\n"
+    "done"
+)
+"""A program of three destructive writes, each of which the person may decline."""
+
+
+def gateway_cli(*args: str, config: Path) -> subprocess.CompletedProcess[str]:
+    """`gateway ARGS --config CONFIG` in a process of its own, as a person at a terminal runs it."""
+    return subprocess.run(
+        [sys.executable, "-m", "gateway.cli", *args, "--config", str(config)],
+        env=server_env(),
+        capture_output=True,
+        text=True,
+        check=False,
+    )

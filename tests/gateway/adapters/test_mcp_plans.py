@@ -5,8 +5,6 @@ on the same store), then run for real with only the approved writes."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import anyio
@@ -14,25 +12,15 @@ from mcp import Client
 
 from .mcp_server_support import (
     APPROVE,
+    THREE_DELETES,
     Human,
     audit_outcomes,
+    gateway_cli,
     http_client,
     http_server,
-    server_env,
     stdio_server,
     text_of,
     write_config,
-)
-
-THREE_DELETES = (
-    "done = []\n"
-    "for n in ['n1', 'n2', 'n3']:\n"
-    "    try:\n"
-    "        call('notes_delete', {'note_id': n})\n"
-    "        done.append(n)\n"
-    "    except Declined:\n"
-    "        done.append('kept ' + n)\n"
-    "done"
 )
 
 
@@ -62,7 +50,7 @@ def test_over_stdio_a_plan_approved_in_part_at_a_terminal_runs_only_those_writes
             drawn = text_of(await client.call_tool("run_code", {"code": THREE_DELETES, "plan": True}))
             plan_id = drawn["pending_id"]
             approved = await anyio.to_thread.run_sync(
-                lambda: _cli("approve", plan_id, "--only", "2", config=config)
+                lambda: gateway_cli("approve", plan_id, "--only", "2", config=config)
             )
             assert approved.returncode == 0, approved.stderr
             done = await client.call_tool("run_code", {"confirmation": plan_id})
@@ -91,13 +79,13 @@ def test_over_http_a_plan_approved_in_part_at_a_terminal_runs_only_those_writes(
         assert drawn["status"] == "confirmation_required"
         assert "only the writes they approved run" in str(drawn["next_step"])
         plan_id = str(drawn["pending_id"])
-        listed = _cli("pending", config=config)
+        listed = gateway_cli("pending", config=config)
         assert listed.stdout.count(plan_id) == 1 and "  2. Delete a note for good" in listed.stdout
         assert "the program:" in listed.stdout and "for n in ['n1', 'n2', 'n3']:" in listed.stdout
-        approved = _cli("approve", plan_id, "--only", "1,3", config=config)
+        approved = gateway_cli("approve", plan_id, "--only", "1,3", config=config)
         assert approved.returncode == 0, approved.stderr
         assert "approved in part: writes 1, 3 run when the agent runs the plan; 2 declined" in approved.stdout
-        wrong = _cli("approve", plan_id, "--only", "x", config=config)
+        wrong = gateway_cli("approve", plan_id, "--only", "x", config=config)
         assert wrong.returncode == 2 and "not a list of write numbers" in wrong.stderr
         done = anyio.run(run, server.url, plan_id)
     assert isinstance(done, dict) and done["result"] == ["n1", "kept n2", "n3"]
@@ -114,13 +102,3 @@ def test_over_http_a_plan_approved_in_part_at_a_terminal_runs_only_those_writes(
         {"note_id": "n1"},
         {"note_id": "n3"},
     ]
-
-
-def _cli(*args: str, config: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "gateway.cli", *args, "--config", str(config)],
-        env=server_env(),
-        capture_output=True,
-        text=True,
-        check=False,
-    )

@@ -4,24 +4,12 @@ gateway's store), used by the real MCP client's calls over stdio and over HTTP."
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import anyio
 from mcp import Client
 
-from .mcp_server_support import http_client, http_server, server_env, stdio_server, text_of, write_config
-
-
-def _cli(*args: str, config: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "gateway.cli", *args, "--config", str(config)],
-        env=server_env(),
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+from .mcp_server_support import gateway_cli, http_client, http_server, stdio_server, text_of, write_config
 
 
 def _delete(note_id: str) -> dict[str, object]:
@@ -30,7 +18,9 @@ def _delete(note_id: str) -> dict[str, object]:
 
 def test_over_stdio_a_rule_made_at_the_terminal_lets_only_its_calls_through(tmp_path: Path) -> None:
     config = write_config(tmp_path)
-    made = _cli("rules", "add", "notes_delete", "--for", "30m", "--one-of", "note_id=n1,n2", config=config)
+    made = gateway_cli(
+        "rules", "add", "notes_delete", "--for", "30m", "--one-of", "note_id=n1,n2", config=config
+    )
     assert made.returncode == 0, made.stderr
     assert 'notes_delete for local where note_id one of "n1", "n2"' in made.stdout
     rule_id = made.stdout.split()[1]
@@ -62,21 +52,21 @@ def test_over_http_a_rule_revoked_at_the_terminal_stops_at_once(tmp_path: Path) 
             return answer
 
     with http_server(config) as server:
-        made = _cli("rules", "add", "notes_delete", "--until", "23:59", config=config)
+        made = gateway_cli("rules", "add", "notes_delete", "--until", "23:59", config=config)
         if made.returncode != 0:  # run just before midnight: the time has passed today
-            made = _cli("rules", "add", "notes_delete", "--for", "1h", config=config)
+            made = gateway_cli("rules", "add", "notes_delete", "--for", "1h", config=config)
         assert made.returncode == 0, made.stderr
         rule_id = made.stdout.split()[1]
-        listed = _cli("rules", "--json", config=config)
+        listed = gateway_cli("rules", "--json", config=config)
         assert [r["rule_id"] for r in json.loads(listed.stdout)] == [rule_id]
         assert json.loads(listed.stdout)[0]["free"] == ["note_id"]  # no argument named: all left free
         assert anyio.run(call, server.url, "n1") == {"deleted": "n1", "by": "local"}
-        revoked = _cli("rules", "revoke", rule_id, config=config)
+        revoked = gateway_cli("rules", "revoke", rule_id, config=config)
         assert revoked.returncode == 0 and f"revoked {rule_id}" in revoked.stdout
         assert anyio.run(call, server.url, "n2")["status"] == "confirmation_required"
-        again = _cli("rules", "revoke", rule_id, config=config)
+        again = gateway_cli("rules", "revoke", rule_id, config=config)
         assert again.returncode == 1 and "no rule" in again.stderr
-    refused = _cli("rules", "add", "notes_search", "--for", "5m", config=config)
+    refused = gateway_cli("rules", "add", "notes_search", "--for", "5m", config=config)
     assert refused.returncode != 0 and "never waits for an approval" in refused.stderr
-    no_expiry = _cli("rules", "add", "notes_delete", config=config)
+    no_expiry = gateway_cli("rules", "add", "notes_delete", config=config)
     assert no_expiry.returncode != 0 and "needs one expiry" in no_expiry.stderr

@@ -13,21 +13,12 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from ..adapters.mcp_server_support import http_server, write_config
+from ..adapters.mcp_server_support import THREE_DELETES as _THREE
+from ..adapters.mcp_server_support import gateway_cli, http_server, write_config
 from .conftest import ADMIN_TOKEN, CONFIG, Served, sign_in
 
 LIVE = 15_000  # a deadline for the page to show a change, in milliseconds (not a timing)
-THREE_DELETES = (
-    "done = []\n"
-    "for n in ['n1', 'n2', 'n3']:\n"
-    "    try:\n"
-    "        call('notes_delete', {'note_id': n})\n"
-    "        done.append(n)\n"
-    "    except Declined:\n"
-    "        done.append('kept ' + n)\n"
-    "call('notes_archive', {'note_id': 'box'})\n"
-    "done"
-)
+THREE_DELETES = _THREE + "\ncall('notes_archive', {'note_id': 'box'})\ndone"
 
 
 @pytest.fixture
@@ -100,19 +91,8 @@ def test_the_api_takes_a_plans_chosen_writes_and_refuses_a_number_it_does_not_ha
 
 
 def test_a_standing_approval_is_listed_and_revoked_at_once_by_a_click(coded: Served, page: Any) -> None:
-    import subprocess
-    import sys
-
-    from ..adapters.mcp_server_support import server_env
-
     rule = ["rules", "add", "notes_delete", "--for", "30m", "--prefix", "note_id=n"]
-    made = subprocess.run(
-        [sys.executable, "-m", "gateway.cli", *rule, "--config", str(coded.data_dir / "config.toml")],
-        env=server_env(),
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    made = gateway_cli(*rule, config=coded.data_dir / "config.toml")
     assert made.returncode == 0, made.stderr
     rule_id = made.stdout.split()[1]
     delete = {"tool_name": "notes_delete", "parameters": {"note_id": "n1"}}
