@@ -105,13 +105,7 @@ def session() -> str:
     """The transcript as the page shows it: each program, the gateway's answer, the host's approval."""
     lines: list[str] = []
     with tempfile.TemporaryDirectory() as tmp:
-        settings = Settings(
-            data_dir=Path(tmp),
-            timezone="Europe/Berlin",
-            catalogs=["workspace"],
-            code=CodeSettings(enabled=True),
-            search={"dense": {"mode": "off"}},
-        )
+        settings = _settings(tmp)
         with open_gateway(settings, clock=lambda: NOW) as gw:
             ctx = ToolContext(principal=principal_from(settings), session_id="code-mode")
 
