@@ -29,7 +29,7 @@ from ..gate.stores import resolve_auto_store
 from ..rendering import shown
 from ..runtime import open_gateway, principal_from
 from ..settings.loading import Settings
-from . import approvals, chat, commands, console, demo, limits, model, openapi, rules, usage
+from . import approvals, chat, commands, console, demo, limits, model, openapi, rules, usage, vault
 from .messages import for_a_person, note, progress_on_stderr
 from .output import print_result
 from .parser import build_parser, settings_from
@@ -78,6 +78,8 @@ def _command(args: argparse.Namespace) -> int:
         return console.run(settings, args)
     if args.command == "limits":
         return limits.run(settings, args)
+    if args.command == "vault":
+        return vault.run(settings, args)
     if args.command in ("pending", "approve", "deny", "rules"):
         if settings.confirmation.store == "memory":
             raise UserError(

@@ -11,7 +11,7 @@ from importlib.metadata import PackageNotFoundError, version
 
 from ..discovery import MAX_DISCOVER_LIMIT
 from ..settings.loading import Settings, load_settings
-from . import chat, console, findability, model, openapi, rules, usage
+from . import chat, console, findability, model, openapi, rules, usage, vault
 from .commands import FORMATS
 
 
@@ -89,6 +89,11 @@ def _approvals(
             "rules",
             parents=[common],
             help="standing approvals: list, add (a tool, for whom, until when, on which arguments), revoke",
+        )
+    )
+    vault.add_arguments(
+        sub.add_parser(
+            "vault", parents=[common], help="each person's own grants to services: key, list, rotate, forget"
         )
     )
     sub.choices["approve"].add_argument(

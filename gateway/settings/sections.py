@@ -405,6 +405,16 @@ class SearchSettings(Section):
         return {"mode": value} if isinstance(value, str) else value
 
 
+class VaultSettings(Section):
+    """Each person's own grants to services, sealed at rest (docs/security.md, "The vault")."""
+
+    # An environment variable holding the vault's keys (Fernet, comma-separated, the first seals),
+    # and/or a file holding one a line (mode 0600); never in the data directory they protect.
+    keys_env: str = "GATEWAY_VAULT_KEYS"
+    key_file: Path | None = None
+    path: Path | None = None  # default: <data_dir>/vault.sqlite3
+
+
 class GoogleSettings(Section):
     """The Google backend (`backend = "google"`): how to authenticate and which services to enable."""
 
@@ -493,6 +503,7 @@ class Settings(Section):
     search: SearchSettings = SearchSettings()
     telemetry: TelemetrySettings = TelemetrySettings()
     google: GoogleSettings = GoogleSettings()
+    vault: VaultSettings = VaultSettings()
     google_apis: GoogleApisSettings = GoogleApisSettings()
     openapi: list[OpenApiSettings] = []
     """REST APIs described in OpenAPI, each a catalog of its operations (docs/openapi.md)."""
@@ -555,3 +566,7 @@ class Settings(Section):
     @property
     def confirmation_path(self) -> Path:
         return self.confirmation.path or self.data_dir / "confirmations.sqlite3"
+
+    @property
+    def vault_path(self) -> Path:
+        return self.vault.path or self.data_dir / "vault.sqlite3"

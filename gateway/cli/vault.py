@@ -1,0 +1,61 @@
+"""`gateway vault`: the operator's side of the vault (docs/security.md, "The vault").
+
+gateway vault key                      # a new key, for GATEWAY_VAULT_KEYS or [vault] key_file
+gateway vault list [--principal P]     # who connected which account (never a secret)
+gateway vault rotate                   # seal every grant again with the first key
+gateway vault forget PRINCIPAL SERVICE # disconnect one grant
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+from ..errors import UserError
+from ..rendering import shown
+from ..settings.loading import Settings
+from ..vault import SqliteVault, VaultKeys, new_key
+from .output import dump
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("verb", choices=["key", "list", "rotate", "forget"])
+    parser.add_argument("target", nargs="*", help="forget: the principal and the service")
+
+
+def run(settings: Settings, args: argparse.Namespace) -> int:
+    if args.verb == "key":
+        print(new_key())
+        return 0
+    keys = VaultKeys.from_settings(settings.vault.keys_env, settings.vault.key_file)
+    vault = SqliteVault(settings.vault_path, keys)
+    try:
+        if args.verb == "rotate":
+            print(f"{vault.rotate()} grant(s) sealed again with vault key {keys.current}")
+            return 0
+        if args.verb == "forget":
+            if len(args.target) != 2:
+                raise UserError("gateway vault forget PRINCIPAL SERVICE: whose grant, for which service")
+            principal, service = args.target
+            if not vault.delete(principal, service):
+                print(f"gateway: {principal} has no grant for {service}", file=sys.stderr)
+                return 1
+            print(f"forgot the grant of {shown(principal)} for {shown(service)}")
+            return 0
+        seen = vault.connections(args.principal)  # --principal: theirs only
+        if args.json:
+            print(dump([{**vars(c), "scopes": list(c.scopes)} for c in seen]))
+            return 0
+        if not seen:
+            print("No one has connected an account.")
+        for c in seen:
+            left = (
+                ""
+                if c.expires_at is None
+                else f", its access token expires in {max(0, round(c.expires_at - time.time()))} s"
+            )
+            print(f"{shown(c.principal)}  {shown(c.service)}  {shown(c.account or '?')}  ({c.kind}{left})")
+        return 0
+    finally:
+        vault.close()
