@@ -23,6 +23,7 @@ FailureCode = Literal[
     "declined",
     "rate_limited",
     "tool_changed",
+    "not_connected",
     "internal",
 ]
 """Why a tool's call failed for good (`ToolFailed`): the model adapts, it does not retry unchanged."""

@@ -30,6 +30,7 @@ from .settings.sections import DenseSettings, LimiterSettings, LimitSettings
 from .telemetry.setup import open_telemetry
 from .toolset import ProviderOptions, load_provider
 from .usage import Limits, RedisUsageStore, SessionTracker, SqliteUsageStore, Usage, UsageStore
+from .vault import SqliteVault, VaultKeys
 
 log = logging.getLogger("gateway")
 
@@ -186,6 +187,19 @@ def gate_from(settings: Settings, store: ConfirmationStore, approver: Approver |
     )
 
 
+def open_vault(settings: Settings) -> SqliteVault | None:
+    """The vault of each caller's own credentials, when an entry takes them (`per_principal`); None
+    for a personal gateway, which uses the operator's credentials for every call.
+
+    Raises:
+        VaultKeyError: it is needed and has no key, or a key is malformed.
+    """
+    if not any(entry.auth.per_principal for entry in settings.openapi):
+        return None
+    keys = VaultKeys.from_settings(settings.vault.keys_env, settings.vault.key_file)
+    return SqliteVault(settings.vault_path, keys)
+
+
 def _rule_requests(settings: Settings, catalog: Catalog, resources: dict[type, object]) -> RuleRequests:
     """With `[confirmation] rule_requests`, the tool a model asks a person for a standing approval
     with, in the catalog; bound to the gateway once it exists."""
@@ -217,6 +231,7 @@ def open_gateway(
             "search.dense is 'on' (GATEWAY_DENSE) but the dense extra is not installed: "
             "pip install 'metatool-gateway[dense]', or set it to 'auto'"
         )
+    vault = open_vault(settings)
     options = ProviderOptions(
         data_dir=settings.data_dir,
         timezone=settings.timezone,
@@ -237,6 +252,8 @@ def open_gateway(
             "openapi": [entry.model_dump() for entry in settings.openapi],
             "openapi_select": [s.partition(":")[2] for s in settings.catalogs if s.startswith("openapi:")],
             "openapi_cache_dir": settings.data_dir / "openapi",
+            # Each caller's own credentials, for the entries that take them (opened only for those).
+            "vault": vault,
         },
     )
     specs = [spec for spec in settings.catalogs if spec not in ("files", "mcp", "openapi")]
@@ -248,7 +265,7 @@ def open_gateway(
     if settings.mcp_servers is not None or "mcp" in settings.catalogs:
         specs.append("mcp")  # last, so built-in tools win name clashes
     resources: dict[type, object] = {}
-    closers: list[Callable[[], None]] = []
+    closers: list[Callable[[], None]] = [vault.close] if vault is not None else []
     audit = JsonlAuditLog(settings.audit_path, fsync=settings.audit.fsync) if settings.audit.enabled else None
     try:
         for spec in specs:

@@ -80,6 +80,8 @@ def _command(args: argparse.Namespace) -> int:
         return limits.run(settings, args)
     if args.command == "vault":
         return vault.run(settings, args)
+    if args.command == "connect":
+        return vault.connect(settings, args)
     if args.command in ("pending", "approve", "deny", "rules"):
         if settings.confirmation.store == "memory":
             raise UserError(

@@ -96,6 +96,11 @@ def _approvals(
             "vault", parents=[common], help="each person's own grants to services: key, list, rotate, forget"
         )
     )
+    sub.add_parser(
+        "connect",
+        parents=[common],
+        help="your own key or token for an API that takes each caller's (the vault)",
+    ).add_argument("service", help="openapi:NAME")
     sub.choices["approve"].add_argument(
         "--only",
         type=_numbers,

@@ -4,18 +4,21 @@ gateway vault key                      # a new key, for GATEWAY_VAULT_KEYS or [v
 gateway vault list [--principal P]     # who connected which account (never a secret)
 gateway vault rotate                   # seal every grant again with the first key
 gateway vault forget PRINCIPAL SERVICE # disconnect one grant
+gateway connect openapi:NAME           # your own key or token, for an API that takes each caller's
 """
 
 from __future__ import annotations
 
 import argparse
+import getpass
 import sys
 import time
 
 from ..errors import UserError
 from ..rendering import shown
 from ..settings.loading import Settings
-from ..vault import SqliteVault, VaultKeys, new_key
+from ..vault import Grant, SqliteVault, VaultKeys, new_key
+from ..vault.grants import Kind
 from .output import dump
 
 
@@ -59,3 +62,39 @@ def run(settings: Settings, args: argparse.Namespace) -> int:
         return 0
     finally:
         vault.close()
+
+
+def connect(settings: Settings, args: argparse.Namespace) -> int:
+    """`gateway connect openapi:NAME`: the local user's own key or token for an entry that takes
+    each caller's (`per_principal`), read from the terminal without echo (or one line of stdin)."""
+    service = args.service
+    entry = next((e for e in settings.openapi if f"openapi:{e.name}" == service), None)
+    if entry is None or not entry.auth.per_principal:
+        takes = [f"openapi:{e.name}" for e in settings.openapi if e.auth.per_principal]
+        raise UserError(
+            f"{service!r} takes no one's own credentials here; the services that do: {', '.join(takes) or 'none'} "
+            "([[openapi]] auth per_principal = true)"
+        )
+    what = "API key" if entry.auth.type == "api_key" else "token"
+    if sys.stdin.isatty():
+        secret = getpass.getpass(f"gateway: your {what} for {entry.name} (not echoed): ")
+    else:
+        secret = sys.stdin.readline()
+    if not secret.strip():
+        raise UserError(f"no {what} was given: nothing was stored")
+    keys = VaultKeys.from_settings(settings.vault.keys_env, settings.vault.key_file)
+    vault = SqliteVault(settings.vault_path, keys)
+    try:
+        kind: Kind = "api_key" if entry.auth.type == "api_key" else "oauth"
+        grant = Grant(
+            settings.principal,
+            service,
+            kind=kind,
+            api_key=secret.strip() if kind == "api_key" else None,
+            access_token=secret.strip() if kind == "oauth" else None,
+        )
+        vault.put(grant)
+    finally:
+        vault.close()
+    print(f"connected {shown(service)} for {shown(settings.principal)}: its calls now carry your {what}")
+    return 0

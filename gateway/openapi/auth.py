@@ -19,13 +19,15 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import quote, quote_plus
 
 from ..errors import ToolFailed, UserError
 from ..settings.loading import OpenApiAuthSettings
+from ..vault.grants import Grant
 from .origins import origin, shown
 
+_log = logging.getLogger("gateway.openapi")
 REDACTED = "[redacted]"
 REFRESH_MARGIN_SECONDS = 30.0
 """An OAuth 2 access token is renewed this long before it expires."""
@@ -90,6 +92,15 @@ def install_log_filter() -> None:
 def check(entry: str, settings: OpenApiAuthSettings) -> None:
     """Raises: UserError: the auth section misses what its type needs."""
     kind = settings.type
+    if settings.per_principal:
+        if kind not in ("bearer", "api_key"):
+            raise UserError(f"[[openapi]] {entry}: per_principal works with auth type 'bearer' or 'api_key'")
+        if settings.env is not None or settings.file is not None:
+            raise UserError(
+                f"[[openapi]] {entry}: per_principal takes each caller's own secret from the vault: "
+                "remove env and file (they would be the operator's, for everybody)"
+            )
+        return
     if kind != "none" and (settings.env is None) == (settings.file is None):
         raise UserError(f"[[openapi]] {entry}: auth type {kind!r} needs exactly one of env or file")
     if kind in ("basic", "oauth2") and not (settings.username or settings.username_env):
@@ -97,8 +108,23 @@ def check(entry: str, settings: OpenApiAuthSettings) -> None:
         raise UserError(f"[[openapi]] {entry}: auth type {kind!r} needs username or username_env ({what})")
 
 
+class Grants(Protocol):
+    """Where each caller's own secret is (the vault): theirs for a service, or None."""
+
+    def get(self, principal: str, service: str) -> Grant | None: ...
+
+
+def service_of(entry: str) -> str:
+    """The vault's name for an entry's grants: `openapi:NAME`."""
+    return f"openapi:{entry}"
+
+
 class Credentials:
-    """Applies one entry's authentication to requests; thread-safe."""
+    """Applies one entry's authentication to requests; thread-safe.
+
+    With `per_principal`, the secret is the caller's own, from `grants` (the vault), and never the
+    operator's: a caller who has not connected the API gets `not_connected`, and nothing is sent.
+    """
 
     def __init__(
         self,
@@ -109,9 +135,11 @@ class Credentials:
         environ: Mapping[str, str] | None = None,
         token_request: Callable[[str, dict[str, str], tuple[str, str]], Any] | None = None,
         base_url: str | None = None,
+        grants: Grants | None = None,
     ) -> None:
         check(entry, settings)
         self.entry = entry
+        self.grants = grants
         self.settings = settings
         self._environ = os.environ if environ is None else environ
         self.token_request = token_request
@@ -180,10 +208,58 @@ class Credentials:
             return self._read(self.settings.username_env, None, "user name")
         return self.settings.username or ""
 
-    def apply(self, headers: dict[str, str], query: list[tuple[str, str]], cookies: dict[str, str]) -> None:
-        """Adds the credentials to a request's parts (fetching an access token if needed)."""
+    def own_secret(self, principal: str | None) -> str:
+        """The caller's own token or key for this entry, from the vault.
+
+        Raises:
+            ToolFailed: `not_connected` (the caller has not connected the API), or `unavailable`
+                (no vault is configured, or its keys do not open the caller's grant).
+        """
+        service = service_of(self.entry)
+        if self.grants is None or principal is None:
+            raise ToolFailed(
+                "unavailable",
+                f"{self.entry} uses each caller's own credentials, and the gateway has no vault: the operator "
+                "has to set the vault's keys (docs/security.md, the vault)",
+            )
+        try:
+            grant = self.grants.get(principal, service)
+        except UserError as exc:  # the vault's keys do not open it: the operator's to fix, said in the log
+            _log.warning("openapi %s: the grant of %s cannot be opened: %s", self.entry, principal, exc)
+            raise ToolFailed(
+                "unavailable", f"the gateway cannot open your credentials for {self.entry}; tell the operator"
+            ) from None
+        value = None if grant is None else (grant.api_key or grant.access_token)
+        if not value:
+            raise ToolFailed(
+                "not_connected",
+                f"{principal} has not connected {self.entry}: the user has to connect their own account "
+                f"first (gateway connect {service}); nothing was sent",
+            )
+        return self._remember(value.strip())
+
+    def apply(
+        self,
+        headers: dict[str, str],
+        query: list[tuple[str, str]],
+        cookies: dict[str, str],
+        principal: str | None = None,
+    ) -> None:
+        """Adds the credentials to a request's parts (fetching an access token if needed); with
+        `per_principal`, `principal`'s own."""
         kind = self.settings.type
         if kind == "none":
+            return
+        if self.settings.per_principal:
+            secret = self.own_secret(principal)
+            if kind == "bearer":
+                headers["Authorization"] = f"Bearer {secret}"
+            elif self.location == "query":
+                query.append((self.name, secret))
+            elif self.location == "cookie":
+                cookies[self.name] = secret
+            else:
+                headers[self.name] = secret
             return
         if kind == "bearer":
             headers["Authorization"] = f"Bearer {self.secret()}"

@@ -149,8 +149,9 @@ class Client:
             )
         return base.rstrip("/")
 
-    def send(self, op: Operation, parts: Parts) -> Any:
-        """Send the request and return the answer as data.
+    def send(self, op: Operation, parts: Parts, principal: str | None = None) -> Any:
+        """Send the request, with `principal`'s own credentials where the entry takes each caller's,
+        and return the answer as data.
 
         Raises:
             ToolFailed: every failure, mapped (see the module's docstring).
@@ -171,7 +172,7 @@ class Client:
         while True:
             headers = {"Accept": "application/json, */*;q=0.5", **parts.headers}
             query, cookies = list(parts.query), dict(parts.cookies)
-            self.credentials.apply(headers, query, cookies)
+            self.credentials.apply(headers, query, cookies, principal)
             status, response_headers, body, truncated = self._exchange(
                 op, url=url, parts=parts, headers=headers, query=query, cookies=cookies
             )

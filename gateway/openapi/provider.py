@@ -20,6 +20,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from ..catalog import Catalog, bulk_allocation
+from ..context import ToolContext
 from ..definition import ToolDefinition
 from ..errors import ToolFailed, UserError
 from ..names import closest_names
@@ -27,7 +28,7 @@ from ..rendering import cut
 from ..settings.loading import OpenApiSettings
 from ..toolset import ProviderOptions, Toolset
 from . import index as index_module
-from .auth import Credentials, install_log_filter
+from .auth import Credentials, Grants, install_log_filter
 from .client import Client, Target
 from .document import content_hash, parse, read_bytes, version_of
 from .flight import Lane
@@ -81,7 +82,8 @@ def provide(options: ProviderOptions) -> Toolset:
     if selected:
         entries = [e for e in entries if e.name in selected]
     cache_dir = options.extra.get("openapi_cache_dir") or options.data_dir / "openapi"
-    apis = [OpenApi(entry, Path(cache_dir)) for entry in entries]
+    grants = options.extra.get("vault")  # each caller's own credentials, for per_principal entries
+    apis = [OpenApi(entry, Path(cache_dir), grants=grants) for entry in entries]
     with bulk_allocation():
         catalog = Catalog([d for api in apis for d in api.definitions()])
 
@@ -103,6 +105,7 @@ class OpenApi:
         *,
         environ: Mapping[str, str] | None = None,
         client: Client | None = None,
+        grants: Grants | None = None,
     ) -> None:
         self.settings = settings
         self.index: Index = index_module.load(settings.name, settings.spec, cache_dir)
@@ -113,6 +116,7 @@ class OpenApi:
             self.index.security_schemes,
             environ=environ,
             base_url=self.base_url,
+            grants=grants,
         )
         target = Target(
             settings.name,
@@ -177,8 +181,9 @@ class OpenApi:
         def params() -> type[BaseModel]:
             return self.model(op)
 
-        async def handler(validated: BaseModel) -> Any:
-            return await self.lane.run(self.call, op, validated)
+        async def handler(validated: BaseModel, ctx: ToolContext) -> Any:
+            # Whose credentials a call carries is decided by who calls: the context, never an argument.
+            return await self.lane.run(self.call, op, validated, ctx.principal.id)
 
         metadata = {
             "openapi": self.settings.name,  # the entry: rate limits select it as a source
@@ -242,7 +247,7 @@ class OpenApi:
     def model(self, op: Operation) -> type[BaseModel]:
         return params_model(op.name, self.layout(op).schema)
 
-    def call(self, op: Operation, validated: BaseModel) -> Any:
+    def call(self, op: Operation, validated: BaseModel, principal: str | None = None) -> Any:
         made = self.layout(op)
         if made.unsupported_body:
             raise ToolFailed(
@@ -250,7 +255,7 @@ class OpenApi:
                 f"{op.name} needs a request body of a kind the gateway cannot send ({made.unsupported_body})",
             )
         arguments = validated.model_dump(mode="json")
-        return self.client.send(op, build(made, op.path, arguments))
+        return self.client.send(op, build(made, op.path, arguments), principal)
 
     def close(self) -> None:
         self.lane.close()

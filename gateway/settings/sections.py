@@ -453,6 +453,9 @@ class OpenApiAuthSettings(Section):
     location: Literal["header", "query", "cookie"] | None = None  # api_key (default: the spec's, else header)
     token_url: str | None = None  # oauth2 (default: the spec's clientCredentials flow)
     scopes: list[str] = []  # oauth2
+    # bearer, api_key: each caller's own token or key, from the vault (`gateway connect openapi:NAME`),
+    # never the operator's; env and file are then not set.
+    per_principal: bool = False
 
 
 class OpenApiSettings(Section):
