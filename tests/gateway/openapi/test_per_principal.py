@@ -1,7 +1,8 @@
 """An OpenAPI entry that takes each caller's own key (`per_principal`): every call carries the key of
 the principal that made it, from the vault, never the operator's nor another's; a caller who has not
 connected gets `not_connected` and nothing is sent. Through `open_gateway` with a real SQLite vault,
-a real loopback HTTP server, `invoke_tool` and code mode, and `gateway connect` at a terminal.
+a real loopback HTTP server, `invoke_tool` and code mode, and `gateway connect` at a terminal (the
+steps docs/openapi.md shows: a vault key from `gateway vault key`, then `gateway connect`).
 """
 
 from __future__ import annotations
@@ -119,7 +120,8 @@ def test_the_local_user_connects_at_a_terminal(
         f'data_dir = "{tmp_path / "data"}"\ncatalogs = []\n'
         f'[[openapi]]\nname = "shop"\nspec = "{spec}"\nauth = {{ type = "api_key", per_principal = true }}\n'
     )
-    monkeypatch.setenv("GATEWAY_VAULT_KEYS", new_key())
+    assert main(["vault", "key"]) == 0
+    monkeypatch.setenv("GATEWAY_VAULT_KEYS", capsys.readouterr().out.strip())
     monkeypatch.setattr("sys.stdin", io.StringIO("my-own-key-42\n"))
     assert main(["connect", "openapi:shop", "--config", str(config)]) == 0
     assert "connected openapi:shop for local" in capsys.readouterr().out
