@@ -7,12 +7,14 @@ steps docs/openapi.md shows: a vault key from `gateway vault key`, then `gateway
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from gateway import Gateway, ToolContext, run_sync
@@ -23,6 +25,7 @@ from gateway.runtime import open_gateway
 from gateway.settings.loading import load_settings
 from gateway.vault import Grant, SqliteVault, VaultKeys, new_key
 
+from ..adapters.mcp_server_support import http_client, http_server, text_of
 from .conftest import Loopback, op, write_spec
 
 KEYS = {"alice": "alice-key-0123456789", "bob": "bob-key-9876543210"}
@@ -130,3 +133,53 @@ def test_the_local_user_connects_at_a_terminal(
     assert [s.headers["x-api-key"] for s in loopback.seen] == ["my-own-key-42"]
     assert main(["connect", "openapi:nothing", "--config", str(config)]) == 2
     assert "takes no one's own credentials here" in capsys.readouterr().err
+
+
+def test_over_http_two_principals_each_reach_the_api_with_their_own_key(
+    tmp_path: Path, loopback: Loopback
+) -> None:
+    key = new_key()
+    vault = SqliteVault(tmp_path / "data" / "vault.sqlite3", VaultKeys([key]))
+    for principal, secret in KEYS.items():
+        vault.put(Grant(principal, "openapi:shop", kind="api_key", api_key=secret))
+    vault.close()
+    spec = write_spec(tmp_path, _spec(loopback.url))
+    tokens = {
+        "alice": "alice-bearer-token-000111",
+        "bob": "bob-bearer-token-222333",
+        "carol": "carol-bearer-444555",
+    }
+    entries = "".join(
+        f'[[serve.tokens]]\nprincipal = "{p}"\nsha256 = "{hashlib.sha256(t.encode()).hexdigest()}"\n'
+        for p, t in tokens.items()
+    )
+    config = tmp_path / "config.toml"
+    config.write_text(
+        f'data_dir = "{tmp_path / "data"}"\ncatalogs = []\n'
+        f'[[openapi]]\nname = "shop"\nspec = "{spec}"\nauth = {{ type = "api_key", per_principal = true }}\n'
+        + entries
+    )
+    loopback.answer(lambda seen: (200, {}, {"orders": []}))
+
+    async def call(url: str, token: str) -> Any:
+        async with http_client(url, token) as client:
+            return text_of(
+                await client.call_tool("invoke_tool", {"tool_name": "shop_list_orders", "parameters": {}})
+            )
+
+    with http_server(config, env={"GATEWAY_VAULT_KEYS": key}) as server:
+        assert anyio.run(call, server.url, tokens["bob"]) == {"orders": []}
+        assert anyio.run(call, server.url, tokens["alice"]) == {"orders": []}
+        refused = anyio.run(call, server.url, tokens["carol"])
+    assert refused["error"]["code"] == "not_connected"
+    assert [s.headers["x-api-key"] for s in loopback.seen] == [KEYS["bob"], KEYS["alice"]]
+    lines = [json.loads(line) for line in (tmp_path / "data" / "audit.jsonl").read_text().splitlines()]
+    calls = [
+        (r["principal"], r["outcome"], r.get("error_code")) for r in lines if r["tool"] == "shop_list_orders"
+    ]
+    assert calls == [
+        ("bob", "executed", None),
+        ("alice", "executed", None),
+        ("carol", "failed", "not_connected"),
+    ]
+    assert not any(secret in json.dumps(lines) for secret in KEYS.values())
