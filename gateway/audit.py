@@ -48,6 +48,7 @@ Outcome = Literal[
     "attempt",  # written before a tool that is not read-only runs (see JsonlAuditLog)
     "rule_added",  # a person made a standing approval (`gate/rules.py`); call_id is the rule's id
     "rule_revoked",
+    "disconnected",  # a principal's grant to a service removed from the vault (call_id: the service)
 ]
 
 ATTEMPT: Outcome = "attempt"

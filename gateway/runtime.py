@@ -187,6 +187,16 @@ def gate_from(settings: Settings, store: ConfirmationStore, approver: Approver |
     )
 
 
+def _use_dense_model(settings: Settings) -> None:
+    """The dense layer's model, by reference; an 'on' without its packages is said now, not as a traceback."""
+    use_model(dense_model(settings.search.dense))
+    if settings.search.dense.mode == "on" and not packages_installed():
+        raise UserError(
+            "search.dense is 'on' (GATEWAY_DENSE) but the dense extra is not installed: "
+            "pip install 'metatool-gateway[dense]', or set it to 'auto'"
+        )
+
+
 def open_vault(settings: Settings) -> SqliteVault | None:
     """The vault of each caller's own credentials, when an entry takes them (`per_principal`); None
     for a personal gateway, which uses the operator's credentials for every call.
@@ -225,12 +235,7 @@ def open_gateway(
     keep_private(settings.data_dir, files=_private_files(settings))
     catalog = Catalog()
     policy = policy_from(settings)
-    use_model(dense_model(settings.search.dense))
-    if settings.search.dense.mode == "on" and not packages_installed():  # said now, not as a traceback
-        raise UserError(
-            "search.dense is 'on' (GATEWAY_DENSE) but the dense extra is not installed: "
-            "pip install 'metatool-gateway[dense]', or set it to 'auto'"
-        )
+    _use_dense_model(settings)
     vault = open_vault(settings)
     options = ProviderOptions(
         data_dir=settings.data_dir,
@@ -264,7 +269,8 @@ def open_gateway(
         specs.append("files")  # after the built-in catalogs, whose tools win name clashes
     if settings.mcp_servers is not None or "mcp" in settings.catalogs:
         specs.append("mcp")  # last, so built-in tools win name clashes
-    resources: dict[type, object] = {}
+    # The vault, for the console's connections and the tools that take each caller's grant.
+    resources: dict[type, object] = {SqliteVault: vault} if vault is not None else {}
     closers: list[Callable[[], None]] = [vault.close] if vault is not None else []
     audit = JsonlAuditLog(settings.audit_path, fsync=settings.audit.fsync) if settings.audit.enabled else None
     try:

@@ -220,6 +220,8 @@ def console_app(
         Route("/discovery", page(pages.discovery)),
         Route("/findability", page(pages.findability)),
         Route("/catalog", page(pages.catalog)),
+        Route("/connections", page(pages.connections)),
+        Route("/connections/disconnect", post(pages.disconnect), methods=["POST"]),
         Route("/catalog/tools/{name}", page(pages.tool)),
         Route("/catalog/servers/{server}/accept", post(pages.accept), methods=["POST"]),
         Route("/api/pending", api(pages.api_pending)),

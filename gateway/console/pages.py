@@ -15,7 +15,7 @@ from ..gate.confirmation import ApprovalRefused, ProgramEnded
 from ..limits import LimitState, Unreachable
 from ..named_toolsets import confine
 from ..runtime import principal_from
-from . import activity, approvals, catalog, findability, playground
+from . import activity, approvals, catalog, connections, findability, playground
 from .site import Console
 
 PAGE_SIZES = ("10", "20", "50", "2")
@@ -102,6 +102,25 @@ class Pages:
         root = request.scope.get("root_path", "")
         return RedirectResponse(
             f"{root}/approvals?done={'revoked' if revoked else 'gone'}&id={rule_id}", status_code=303
+        )
+
+    async def connections(self, request: Request, who: str) -> Response:
+        done = request.query_params.get("done", "")
+        return self.console.render(
+            request,
+            "connections.html",
+            page="connections",
+            connections=connections.listed(self.gw),
+            done=done if done in ("disconnected", "gone") else "",
+        )
+
+    async def disconnect(self, request: Request, who: str) -> Response:
+        form = await request.form()
+        principal, service = str(form.get("principal", ""))[:200], str(form.get("service", ""))[:200]
+        done = connections.disconnect(self.gw, principal, service, who=who)
+        root = request.scope.get("root_path", "")
+        return RedirectResponse(
+            f"{root}/connections?done={'disconnected' if done else 'gone'}", status_code=303
         )
 
     async def api_rules(self, request: Request, who: str) -> Response:

@@ -44,6 +44,7 @@ OUTCOME_WORDS = {
     "interrupted": "interrupted",
     "rule_added": "standing approval made",
     "rule_revoked": "standing approval revoked",
+    "disconnected": "account disconnected",
 }
 """Each audit outcome as the activity pages say it (the filter and the export keep the codes)."""
 CHANNEL_WORDS = {
