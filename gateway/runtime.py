@@ -204,7 +204,7 @@ def open_vault(settings: Settings) -> SqliteVault | None:
     Raises:
         VaultKeyError: it is needed and has no key, or a key is malformed.
     """
-    if not any(entry.auth.per_principal for entry in settings.openapi):
+    if not settings.google.per_principal and not any(e.auth.per_principal for e in settings.openapi):
         return None
     keys = VaultKeys.from_settings(settings.vault.keys_env, settings.vault.key_file)
     return SqliteVault(settings.vault_path, keys)

@@ -337,3 +337,14 @@ class TasksBackend(Protocol):
     def clear_completed(self, tasklist_id: str) -> int:
         """Delete every completed task of the list; returns how many went."""
         ...
+
+
+class PrincipalWorkspace(Protocol):
+    """Each principal's own backends (a team gateway: each person's own Google account), chosen by
+    who calls, never by an argument; a resource the tools look for before the shared backends."""
+
+    def calendar(self, principal: str) -> CalendarBackend: ...
+
+    def mail(self, principal: str) -> MailBackend: ...
+
+    def tasks(self, principal: str) -> TasksBackend: ...

@@ -8,6 +8,7 @@ importing this package by name.
 
 from __future__ import annotations
 
+from gateway.errors import UserError
 from gateway.toolset import ProviderOptions
 
 from .google.credentials import GoogleOptions, authorize
@@ -23,4 +24,13 @@ def google(options: ProviderOptions, *, open_browser: bool = True) -> str:
         settings = settings.with_scopes(
             sign_in_scopes(catalog, allow_permanent_delete=settings.allow_permanent_delete)
         )
+    if settings.per_principal:  # a team gateway: this person's own account, into the vault
+        from .google.principals import connect
+
+        grants, principal = options.extra.get("vault"), options.extra.get("principal")
+        if grants is None or not isinstance(principal, str):
+            raise UserError(
+                "[google] per_principal keeps each person's account in the vault: set its keys first"
+            )
+        return connect(settings, grants, principal, open_browser=open_browser)
     return authorize(settings, open_browser=open_browser)

@@ -13,7 +13,7 @@ from ..context import ToolContext
 from ..engine import Gateway, run_sync
 from ..errors import UserError
 from ..rendering import shown
-from ..runtime import open_gateway
+from ..runtime import open_gateway, open_vault
 from ..search import default_cache_dir
 from ..settings.loading import Settings
 from . import findability
@@ -248,6 +248,7 @@ def auth(settings: Settings, args: argparse.Namespace) -> int:
         raise UserError(
             f"no sign-in for {args.service!r} is installed; pip install 'metatool-gateway[google]'"
         )
+    vault = open_vault(settings)
     options = ProviderOptions(
         data_dir=settings.data_dir,
         timezone=settings.timezone,
@@ -257,8 +258,15 @@ def auth(settings: Settings, args: argparse.Namespace) -> int:
             args.service: getattr(settings, args.service).model_dump(),
             "catalogs": tuple(settings.catalogs),
             "google_apis": settings.google_apis.model_dump(),
+            # A team gateway's own account of the person at this terminal (`gateway connect google`).
+            "vault": vault,
+            "principal": settings.principal,
         },
     )
-    print(found[0].load()(options, open_browser=not args.no_browser))
+    try:
+        print(found[0].load()(options, open_browser=not getattr(args, "no_browser", False)))
+    finally:
+        if vault is not None:
+            vault.close()
     print(f"active backend: {settings.backend}")
     return 0

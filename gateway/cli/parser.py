@@ -96,11 +96,15 @@ def _approvals(
             "vault", parents=[common], help="each person's own grants to services: key, list, rotate, forget"
         )
     )
-    sub.add_parser(
+    connect = sub.add_parser(
         "connect",
         parents=[common],
-        help="your own key or token for an API that takes each caller's (the vault)",
-    ).add_argument("service", help="openapi:NAME")
+        help="your own key, token or account for a service that takes each caller's",
+    )
+    connect.add_argument("service", help="openapi:NAME, or google")
+    connect.add_argument(
+        "--no-browser", action="store_true", help="google: print the address instead of opening it"
+    )
     sub.choices["approve"].add_argument(
         "--only",
         type=_numbers,

@@ -19,6 +19,7 @@ from ..rendering import shown
 from ..settings.loading import Settings
 from ..vault import Grant, SqliteVault, VaultKeys, new_key
 from ..vault.grants import Kind
+from . import commands
 from .output import dump
 
 
@@ -66,8 +67,11 @@ def run(settings: Settings, args: argparse.Namespace) -> int:
 
 def connect(settings: Settings, args: argparse.Namespace) -> int:
     """`gateway connect openapi:NAME`: the local user's own key or token for an entry that takes
-    each caller's (`per_principal`), read from the terminal without echo (or one line of stdin)."""
+    each caller's (`per_principal`), read from the terminal without echo (or one line of stdin);
+    `gateway connect google`: their own Google account, through the OAuth sign-in."""
     service = args.service
+    if service == "google":  # the person's own Google account, through the service's sign-in
+        return commands.auth(settings, args)
     entry = next((e for e in settings.openapi if f"openapi:{e.name}" == service), None)
     if entry is None or not entry.auth.per_principal:
         takes = [f"openapi:{e.name}" for e in settings.openapi if e.auth.per_principal]

@@ -427,6 +427,8 @@ class GoogleSettings(Section):
     allow_permanent_delete: bool = False  # gmail_delete_message; needs full Gmail access
     send_updates: Literal["all", "externalOnly", "none"] = "all"  # guest emails on event changes
     extra_scopes: list[str] = []  # OAuth scopes beyond the services' own, e.g. for the google-apis catalog
+    # Each caller's own Google account, from the vault (a team gateway); the token file is not used.
+    per_principal: bool = False
 
 
 class GoogleApisSettings(Section):

@@ -54,6 +54,8 @@ class GoogleOptions(BaseModel):
     send_updates: SendUpdates = "all"
     extra_scopes: tuple[str, ...] = ()
     """Scopes asked for beyond the services' own: what the google-apis catalog's methods need."""
+    per_principal: bool = False
+    """Each caller's own account, from the vault (`principals.py`); the token file is not used."""
 
     @classmethod
     def parse(cls, raw: Mapping[str, Any] | None, *, data_dir: Path) -> GoogleOptions:
@@ -213,6 +215,22 @@ def authorize(options: GoogleOptions, *, open_browser: bool = True, run_flow: Ru
     Raises:
         UserError: not in oauth mode, no client secrets file, or no refresh token came back.
     """
+    creds = signed_in(options, open_browser=open_browser, run_flow=run_flow)
+    store = TokenFile(options.token_path)
+    store.save(creds)
+    return (
+        f"Connected Google ({', '.join(options.services) or 'no curated services'}); the token is in "
+        f'{options.token_path}, readable only by you. Use it with backend = "google" (--backend google or '
+        "GATEWAY_BACKEND=google).\nScopes granted:\n" + "\n".join(f"  {s}" for s in options.scopes)
+    )
+
+
+def signed_in(options: GoogleOptions, *, open_browser: bool = True, run_flow: RunFlow | None = None) -> Any:
+    """The credentials of the installed-app OAuth flow, checked: a refresh token, every scope asked for.
+
+    Raises:
+        UserError: not in oauth mode, no client secrets file, or no refresh token came back.
+    """
     if options.credentials != "oauth":
         raise UserError(
             f"credentials = {options.credentials!r} needs no sign-in here; `gateway auth google` is for 'oauth'"
@@ -243,13 +261,7 @@ def authorize(options: GoogleOptions, *, open_browser: bool = True, run_flow: Ru
             f"access was not granted for {', '.join(refused)}; run `gateway auth google` again and allow "
             "everything asked for, or serve less ([google] services, [google_apis] apis or scopes)"
         )
-    store = TokenFile(options.token_path)
-    store.save(creds)
-    return (
-        f"Connected Google ({', '.join(options.services) or 'no curated services'}); the token is in "
-        f'{options.token_path}, readable only by you. Use it with backend = "google" (--backend google or '
-        "GATEWAY_BACKEND=google).\nScopes granted:\n" + "\n".join(f"  {s}" for s in options.scopes)
-    )
+    return creds
 
 
 def _run_local_server(flow: Any, open_browser: bool) -> Any:

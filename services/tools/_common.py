@@ -12,7 +12,7 @@ from pydantic import BaseModel, StringConstraints
 from gateway.context import ToolContext
 from gateway.errors import ToolInputError
 
-from ..backends import CalendarBackend, MailBackend, TasksBackend, WorkspaceSettings
+from ..backends import CalendarBackend, MailBackend, PrincipalWorkspace, TasksBackend, WorkspaceSettings
 from ..dates import parse_datetime, parse_range_end
 
 DATE_HINT = "ISO 8601 or natural language such as 'tomorrow 3pm', 'next friday', 'in 2 hours'"
@@ -26,19 +26,28 @@ Address = Annotated[str, StringConstraints(max_length=MAX_ADDRESS_LENGTH)]
 """An email address parameter: "ana@example.com" or "Ana Ruiz <ana@example.com>"."""
 
 
+def _own(ctx: ToolContext) -> PrincipalWorkspace | None:
+    """Each principal's own backends, when the host serves each person their own account."""
+    found = ctx.resources.get(PrincipalWorkspace)
+    return found  # type: ignore[return-value]  # registered under its protocol by the provider
+
+
 def calendar_of(ctx: ToolContext) -> CalendarBackend:
-    """The calendar backend the host registered."""
-    return ctx.require(CalendarBackend)
+    """The calendar backend of the caller (their own account on a team gateway), or the host's."""
+    own = _own(ctx)
+    return own.calendar(ctx.principal.id) if own is not None else ctx.require(CalendarBackend)
 
 
 def mail_of(ctx: ToolContext) -> MailBackend:
-    """The mail backend the host registered."""
-    return ctx.require(MailBackend)
+    """The mail backend of the caller (their own account on a team gateway), or the host's."""
+    own = _own(ctx)
+    return own.mail(ctx.principal.id) if own is not None else ctx.require(MailBackend)
 
 
 def tasks_of(ctx: ToolContext) -> TasksBackend:
-    """The tasks backend the host registered."""
-    return ctx.require(TasksBackend)
+    """The tasks backend of the caller (their own account on a team gateway), or the host's."""
+    own = _own(ctx)
+    return own.tasks(ctx.principal.id) if own is not None else ctx.require(TasksBackend)
 
 
 def settings_of(ctx: ToolContext) -> WorkspaceSettings:

@@ -85,6 +85,7 @@ def test_the_google_section_comes_from_the_file_and_the_environment(tmp_path: Pa
         "allow_permanent_delete": False,
         "send_updates": "all",
         "extra_scopes": [],
+        "per_principal": False,
     }
 
 
