@@ -46,6 +46,8 @@ NEXT_STEPS: dict[FailureCode, str] = {
     "rate_limited": "Wait a while before calling it again, or do something else meanwhile; "
     "tell the user if the task cannot wait.",
     "tool_changed": "Call discover_tools to find the current tools; do not call this one again unchanged.",
+    "not_connected": "Tell the user to connect their own account to this service as the message says; "
+    "do not retry until they have.",
     "internal": "The tool failed unexpectedly; do not retry unchanged, tell the user.",
 }
 
