@@ -30,7 +30,7 @@ from .settings.sections import DenseSettings, LimiterSettings, LimitSettings
 from .telemetry.setup import open_telemetry
 from .toolset import ProviderOptions, load_provider
 from .usage import Limits, RedisUsageStore, SessionTracker, SqliteUsageStore, Usage, UsageStore
-from .vault import SqliteVault, VaultKeys
+from .vault import SqliteVault, Vault, VaultKeys
 
 log = logging.getLogger("gateway")
 
@@ -197,7 +197,7 @@ def _use_dense_model(settings: Settings) -> None:
         )
 
 
-def open_vault(settings: Settings) -> SqliteVault | None:
+def open_vault(settings: Settings) -> Vault | None:
     """The vault of each caller's own credentials, when an entry takes them (`per_principal`); None
     for a personal gateway, which uses the operator's credentials for every call.
 
@@ -206,7 +206,20 @@ def open_vault(settings: Settings) -> SqliteVault | None:
     """
     if not settings.google.per_principal and not any(e.auth.per_principal for e in settings.openapi):
         return None
+    return vault_from(settings)
+
+
+def vault_from(settings: Settings) -> Vault:
+    """The vault `[vault]` describes: a SQLite file of the data directory, or Redis for replicas.
+
+    Raises:
+        VaultKeyError: no key, or a key is malformed.
+    """
     keys = VaultKeys.from_settings(settings.vault.keys_env, settings.vault.key_file)
+    if settings.vault.store == "redis":
+        from .vault.redis_store import RedisVault
+
+        return RedisVault(settings.vault.redis_url, keys)
     return SqliteVault(settings.vault_path, keys)
 
 
@@ -270,7 +283,7 @@ def open_gateway(
     if settings.mcp_servers is not None or "mcp" in settings.catalogs:
         specs.append("mcp")  # last, so built-in tools win name clashes
     # The vault, for the console's connections and the tools that take each caller's grant.
-    resources: dict[type, object] = {SqliteVault: vault} if vault is not None else {}
+    resources: dict[type, object] = {Vault: vault} if vault is not None else {}
     closers: list[Callable[[], None]] = [vault.close] if vault is not None else []
     audit = JsonlAuditLog(settings.audit_path, fsync=settings.audit.fsync) if settings.audit.enabled else None
     try:

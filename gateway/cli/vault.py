@@ -16,8 +16,9 @@ import time
 
 from ..errors import UserError
 from ..rendering import shown
+from ..runtime import vault_from
 from ..settings.loading import Settings
-from ..vault import Grant, SqliteVault, VaultKeys, new_key
+from ..vault import Grant, new_key
 from ..vault.grants import Kind
 from . import commands
 from .output import dump
@@ -32,11 +33,10 @@ def run(settings: Settings, args: argparse.Namespace) -> int:
     if args.verb == "key":
         print(new_key())
         return 0
-    keys = VaultKeys.from_settings(settings.vault.keys_env, settings.vault.key_file)
-    vault = SqliteVault(settings.vault_path, keys)
+    vault = vault_from(settings)
     try:
         if args.verb == "rotate":
-            print(f"{vault.rotate()} grant(s) sealed again with vault key {keys.current}")
+            print(f"{vault.rotate()} grant(s) sealed again with the current vault key")
             return 0
         if args.verb == "forget":
             if len(args.target) != 2:
@@ -86,8 +86,7 @@ def connect(settings: Settings, args: argparse.Namespace) -> int:
         secret = sys.stdin.readline()
     if not secret.strip():
         raise UserError(f"no {what} was given: nothing was stored")
-    keys = VaultKeys.from_settings(settings.vault.keys_env, settings.vault.key_file)
-    vault = SqliteVault(settings.vault_path, keys)
+    vault = vault_from(settings)
     try:
         kind: Kind = "api_key" if entry.auth.type == "api_key" else "oauth"
         grant = Grant(

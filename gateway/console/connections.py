@@ -4,13 +4,13 @@ and disconnected from the console, audited."""
 from __future__ import annotations
 
 from ..engine import Gateway
-from ..vault import Connection, SqliteVault
+from ..vault import Connection, Vault
 
 
-def vault_of(gw: Gateway) -> SqliteVault | None:
+def vault_of(gw: Gateway) -> Vault | None:
     """The gateway's vault, when it keeps each caller's grants (None: a personal gateway)."""
-    found = gw.resources.get(SqliteVault)
-    return found if isinstance(found, SqliteVault) else None
+    found = gw.resources.get(Vault)
+    return found  # type: ignore[return-value]  # registered under its protocol by the runtime
 
 
 def listed(gw: Gateway) -> list[Connection] | None:

@@ -413,6 +413,8 @@ class VaultSettings(Section):
     keys_env: str = "GATEWAY_VAULT_KEYS"
     key_file: Path | None = None
     path: Path | None = None  # default: <data_dir>/vault.sqlite3
+    store: Literal["sqlite", "redis"] = "sqlite"  # redis: replicas on several machines share it
+    redis_url: str = "redis://127.0.0.1:6379/0"
 
 
 class GoogleSettings(Section):

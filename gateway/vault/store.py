@@ -15,6 +15,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from ..files import private_dir, use_wal
 from .grants import Connection, Grant
@@ -27,6 +28,44 @@ _SCHEMA = (
     " sealed BLOB NOT NULL, PRIMARY KEY (principal, service))"
 )
 _SECRETS = ("access_token", "refresh_token", "api_key")
+
+
+def seal(keys: VaultKeys, grant: Grant) -> tuple[str, bytes]:
+    """The grant's secrets sealed with the current key, naming whose they are; and that key's id."""
+    secrets = {name: getattr(grant, name) for name in _SECRETS}
+    payload = json.dumps({"principal": grant.principal, "service": grant.service, **secrets}).encode()
+    return keys.seal(payload)
+
+
+def opened(  # noqa: PLR0917 (a stored row's columns)
+    keys: VaultKeys,
+    principal: str,
+    service: str,
+    kind: Any,
+    account: str | None,
+    scopes: list[str],
+    expires_at: float | None,
+    key_id: str,
+    sealed: bytes,
+) -> Grant:
+    """A stored grant opened for `principal` and `service`.
+
+    Raises:
+        VaultKeyError: no key of the vault opens it, or it is another principal's or service's.
+    """
+    what = f"the grant of {principal} for {service}"
+    secrets = json.loads(keys.open(key_id, sealed, what=what))
+    if secrets.get("principal") != principal or secrets.get("service") != service:
+        raise VaultKeyError(f"{what} holds another principal's or service's secrets: it is refused")
+    return Grant(
+        principal=principal,
+        service=service,
+        kind=kind,
+        account=account,
+        scopes=tuple(scopes),
+        expires_at=expires_at,
+        **{name: secrets.get(name) for name in _SECRETS},
+    )
 
 
 class SqliteVault:
@@ -47,9 +86,7 @@ class SqliteVault:
 
     def put(self, grant: Grant) -> None:
         """Keep `grant`, replacing the principal's earlier one for the service."""
-        secrets = {name: getattr(grant, name) for name in _SECRETS}
-        payload = json.dumps({"principal": grant.principal, "service": grant.service, **secrets}).encode()
-        key_id, sealed = self.keys.seal(payload)
+        key_id, sealed = seal(self.keys, grant)
         with self._lock:
             self._db.execute(
                 "INSERT OR REPLACE INTO grants VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -80,18 +117,8 @@ class SqliteVault:
         if row is None:
             return None
         kind, account, scopes, expires_at, key_id, sealed = row
-        what = f"the grant of {principal} for {service}"
-        opened = json.loads(self.keys.open(key_id, sealed, what=what))
-        if opened.get("principal") != principal or opened.get("service") != service:
-            raise VaultKeyError(f"{what} holds another principal's or service's secrets: it is refused")
-        return Grant(
-            principal=principal,
-            service=service,
-            kind=kind,
-            account=account,
-            scopes=tuple(json.loads(scopes)),
-            expires_at=expires_at,
-            **{name: opened.get(name) for name in _SECRETS},
+        return opened(
+            self.keys, principal, service, kind, account, json.loads(scopes), expires_at, key_id, sealed
         )
 
     def delete(self, principal: str, service: str) -> bool:
