@@ -87,6 +87,8 @@ class GoogleClient:
         sleep: waits between retries (tests pass a recorder, so nothing sleeps).
         rand: the jitter source, a float in [0, 1).
         after_request: called after every successful request (e.g. to save a refreshed token).
+        on_refused: called when the credentials cannot be refreshed (a revoked grant); the error it
+            returns is raised instead of the operator's `credentials_error`.
     """
 
     def __init__(
@@ -97,8 +99,10 @@ class GoogleClient:
         sleep: Callable[[float], None] = time.sleep,
         rand: Callable[[], float] = random.random,
         after_request: Callable[[], None] | None = None,
+        on_refused: Callable[[], Exception | None] | None = None,
     ) -> None:
         self._http_factory = http
+        self._on_refused = on_refused
         self._retries = retries
         self._sleep = sleep
         self._rand = rand
@@ -191,7 +195,8 @@ class GoogleClient:
             raise http_error(failure, call, operation=operation, idempotent=safe) from None
         if isinstance(exc, RefreshError):
             log.warning("%s %s: the credentials could not be refreshed", call.service, operation)
-            raise credentials_error(call) from None
+            instead = self._on_refused() if self._on_refused is not None else None
+            raise (instead or credentials_error(call)) from None
         if safe and attempt < self._retries:
             return type(exc).__name__, None
         raise transport_error(exc, call, operation=operation, may_have_happened=not safe) from None

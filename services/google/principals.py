@@ -5,7 +5,8 @@ A principal's grant (service `google`: access and refresh token, scopes, the acc
 the vault (`gateway.vault`) at each call, so a disconnection holds at once; the client built on it
 (its discovery-built services) is kept per principal while the grant's refresh token is the same. An
 access token the client refreshes is sealed back into the vault for that principal. A principal with
-no grant gets `not_connected`, and nothing is sent to Google.
+no grant gets `not_connected`, and nothing is sent to Google; a grant Google refuses to refresh
+(revoked, expired) is forgotten and its owner told to connect again, never retried.
 """
 
 from __future__ import annotations
@@ -39,6 +40,8 @@ class Grants(Protocol):
     def get(self, principal: str, service: str) -> Grant | None: ...
 
     def put(self, grant: Grant) -> None: ...
+
+    def delete(self, principal: str, service: str) -> bool: ...
 
 
 @dataclasses.dataclass(frozen=True)
@@ -171,7 +174,21 @@ class PerPrincipalGoogle:
                 expires = creds.expiry.replace(tzinfo=UTC).timestamp() if creds.expiry else None
                 self.grants.put(dataclasses.replace(grant, access_token=creds.token, expires_at=expires))
 
-        client = GoogleClient(authorized_http(creds, transport=self._transport), after_request=keep_refreshed)
+        def refused() -> Exception:  # revoked, or its refresh token expired: never retried, its owner told
+            self.grants.delete(principal, SERVICE)
+            with self._lock:
+                self._own.pop(principal, None)
+            return ToolFailed(
+                "not_connected",
+                f"Google refused the grant of {principal} (revoked, or expired): the user has to connect "
+                "their account again (gateway connect google)",
+            )
+
+        client = GoogleClient(
+            authorized_http(creds, transport=self._transport),
+            after_request=keep_refreshed,
+            on_refused=refused,
+        )
         return _Own(
             grant.refresh_token,
             creds,

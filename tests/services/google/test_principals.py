@@ -184,3 +184,21 @@ def test_a_person_connects_their_own_account_into_the_vault_not_the_token_file(
     wire.reply(DEFAULT)
     assert _lists(_gateway(vault, wire), "carol").ok
     assert wire.bearers() == ["Bearer ya29.carol-access"] * 2
+
+
+def test_a_grant_google_refuses_is_forgotten_and_its_owner_told_never_retried(vault: SqliteVault) -> None:
+    vault.put(_grant("alice", expires_at=time.time() - 60))
+    wire = Wire()
+    wire.responses.append(
+        ({"status": "400"}, json.dumps({"error": "invalid_grant", "error_description": "revoked"}))
+    )
+    gw = _gateway(vault, wire)
+    refused = _lists(gw, "alice")
+    assert refused.error is not None and refused.error.code == "not_connected"
+    assert "refused the grant of alice" in refused.error.message and "connect" in refused.error.message
+    assert vault.get("alice", SERVICE) is None  # forgotten: the next call asks nothing of Google
+    sent = len(wire.http.request_sequence)
+    again = _lists(gw, "alice")
+    assert again.error is not None and again.error.code == "not_connected"
+    assert len(wire.http.request_sequence) == sent
+    assert vault.get("bob", SERVICE) is not None  # nobody else's touched
