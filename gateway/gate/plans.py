@@ -53,10 +53,6 @@ def writes_of(pending: PendingConfirmation) -> tuple[str, ...]:
     return tuple(str(w) for w in pending.parameters.get("writes", ()))
 
 
-tool_fingerprint = definition_fingerprint
-"""What a plan's approval depends on in a tool's definition: its words, flags and schema."""
-
-
 def summary(writes: Sequence[PendingConfirmation]) -> str:
     """One line over the writes: how many, and how many of each tool, most first."""
     counts: dict[str, int] = {}
@@ -342,7 +338,9 @@ def _bound(code: str, principal: Principal, tools: Collection[str], lookup: Look
         "agent": principal.agent,
         "roles": sorted(principal.roles),
         "toolsets": sorted(principal.toolsets),
-        "tools": {name: tool_fingerprint(d) if d is not None else None for name, d in definitions.items()},
+        "tools": {
+            name: definition_fingerprint(d) if d is not None else None for name, d in definitions.items()
+        },
     }
 
 
